@@ -1,0 +1,65 @@
+import express, { type Express } from "express";
+import type { Config } from "@gw/config";
+import type { Database } from "@gw/db";
+import { systemClock, type Clock } from "@gw/shared";
+import type { Logger } from "pino";
+import type { AppContext } from "./context";
+import { errorHandler, notFound } from "./http/errors";
+import { createLogger } from "./http/logger";
+import { requestId } from "./http/request-id";
+import { mountApi } from "./api/mount";
+import { mountBilling } from "./billing/mount";
+import { mountGateway } from "./gateway/mount";
+import { mountWeb } from "./web/mount";
+
+export interface CreateAppOptions {
+  config: Config;
+  db: Database;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface App {
+  express: Express;
+  context: AppContext;
+  /** stops background work and flushes queued writes (usage records, key stats) */
+  shutdown(): Promise<void>;
+}
+
+/** Builds the HTTP application without listening, so tests and main.ts share it. */
+export async function createApp(options: CreateAppOptions): Promise<App> {
+  const shutdownHooks: Array<() => Promise<void> | void> = [];
+  const context: AppContext = {
+    config: options.config,
+    db: options.db,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? createLogger(options.config.logLevel),
+    onShutdown: (fn) => shutdownHooks.push(fn),
+  };
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", context.config.trustProxy);
+  app.set("etag", false);
+  app.use(requestId);
+  app.use((_req, res, next) => {
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    next();
+  });
+
+  // Order matters: the webhook needs the raw body, so it is mounted before any JSON parser.
+  await mountBilling(app, context);
+  await mountGateway(app, context);
+  await mountApi(app, context);
+  await mountWeb(app, context);
+
+  app.use(notFound);
+  app.use(errorHandler(context.logger, { debug: context.config.nodeEnv === "development" }));
+
+  return {
+    express: app,
+    context,
+    async shutdown() {
+      for (const hook of shutdownHooks.reverse()) await hook();
+    },
+  };
+}

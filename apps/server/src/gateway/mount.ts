@@ -1,0 +1,4 @@
+import type { Express } from "express";
+import type { AppContext } from "../context";
+
+export async function mountGateway(_app: Express, _ctx: AppContext): Promise<void> {}

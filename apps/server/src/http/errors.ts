@@ -1,0 +1,50 @@
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
+import { AppError, nestedErrorBody, toAppError, type NestedErrorBody } from "@gw/shared";
+import type { Logger } from "pino";
+
+/** Writes an AppError in the SPEC 7.1 nested form, with Retry-After and rate-limit headers when present. */
+export function sendError(res: Response, err: AppError, req?: Request, opts: { debug?: boolean } = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (err.extras.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.extras.retryAfterSeconds));
+  for (const [name, value] of Object.entries(err.extras.headers ?? {})) res.setHeader(name, value);
+  const body: NestedErrorBody = nestedErrorBody(err);
+  if (opts.debug && req && err.type === "authentication_error") {
+    body.debug = { timestamp: new Date().toISOString(), ip: req.ip ?? "", user_agent: req.get("user-agent") ?? "" };
+  }
+  res.status(err.status).json(body);
+}
+
+/** Maps body-parser failures (bad JSON, too large, wrong charset) to spec errors, never a 500. */
+function fromBodyParser(err: unknown): AppError | undefined {
+  if (typeof err !== "object" || err === null || !("type" in err)) return undefined;
+  switch ((err as { type: unknown }).type) {
+    case "entity.parse.failed":
+      return new AppError("invalid_json", "The request body is not valid JSON.");
+    case "entity.too.large":
+      return new AppError("payload_too_large", "The request body is too large.");
+    case "charset.unsupported":
+    case "encoding.unsupported":
+      return new AppError("invalid_parameter", "Invalid parameter 'body': unsupported charset or encoding.");
+    case "request.aborted":
+      return new AppError("invalid_parameter", "Invalid parameter 'body': the request was aborted.");
+    default:
+      return undefined;
+  }
+}
+
+export function errorHandler(logger: Logger, opts: { debug: boolean }): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const appError = fromBodyParser(err) ?? toAppError(err);
+    if (appError.code === "internal_error") {
+      logger.error({ err, requestId: res.locals.requestId, path: req.path }, "unhandled error");
+    }
+    sendError(res, appError, req, opts);
+  };
+}
+
+export const notFound: RequestHandler = (req, _res, next) => {
+  next(new AppError("not_found", `No route for ${req.method} ${req.path}.`));
+};

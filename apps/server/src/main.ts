@@ -1,0 +1,46 @@
+import { createServer } from "node:http";
+import path from "node:path";
+import { loadConfig } from "@gw/config";
+import { connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
+import { createApp } from "./app";
+import { createLogger } from "./http/logger";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  let embedded: EmbeddedMongo | undefined;
+  let uri = config.mongodbUri;
+  if (!uri) {
+    logger.info({ dataDir: config.dataDir }, "MONGODB_URI unset: starting embedded FerretDB (SQLite backend)");
+    embedded = await startFerretdb({ dir: path.join(config.dataDir, "ferretdb"), binary: config.ferretdbBin });
+    uri = embedded.uri;
+  }
+  const db = await connectDatabase(uri);
+  const app = await createApp({ config, db, logger });
+  const server = createServer(app.express);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.listen(config.port, config.host, () => {
+    logger.info({ url: config.publicUrl, port: config.port }, "AI gateway listening");
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    server.close();
+    server.closeIdleConnections();
+    await app.shutdown();
+    await db.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+export * from "./defaults";
+export * from "./load";
+export type { Config, ProviderEndpoint } from "./schema";

@@ -1,0 +1,181 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import {
+  DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS,
+  type LimitName, type LimitRule, type ModelDefinition, type PlanDefinition,
+} from "./defaults";
+import type { Config } from "./schema";
+
+type Env = Record<string, string | undefined>;
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const optionalUrl = z.url().optional();
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  PUBLIC_URL: optionalUrl,
+  DATA_DIR: z.string().min(1).default(".data"),
+  MONGODB_URI: z.string().min(1).optional(),
+  FERRETDB_BIN: z.string().optional(),
+  SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
+  SESSION_TTL_DAYS: z.coerce.number().positive().default(7),
+  SESSION_MAX_DAYS: z.coerce.number().positive().default(30),
+  COOKIE_SECURE: bool.default(true),
+  SMTP_URL: z.string().optional(),
+  MAIL_FROM: z.string().default("AI Gateway <no-reply@localhost>"),
+  REDIS_URL: z.string().optional(),
+  TRUST_PROXY: z.string().optional(),
+  KEY_ENV: z.string().regex(/^[a-z0-9]{1,16}$/, "KEY_ENV must be 1-16 lower-case letters or digits").default("live"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  CONFIG_FILE: z.string().optional(),
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
+  GOOGLE_AUTHORIZE_URL: z.url().default("https://accounts.google.com/o/oauth2/v2/auth"),
+  GOOGLE_TOKEN_URL: z.url().default("https://oauth2.googleapis.com/token"),
+  GOOGLE_USERINFO_URL: z.url().default("https://openidconnect.googleapis.com/v1/userinfo"),
+  GITHUB_CLIENT_ID: z.string().optional(),
+  GITHUB_CLIENT_SECRET: z.string().optional(),
+  GITHUB_AUTHORIZE_URL: z.url().default("https://github.com/login/oauth/authorize"),
+  GITHUB_TOKEN_URL: z.url().default("https://github.com/login/oauth/access_token"),
+  GITHUB_API_URL: z.url().default("https://api.github.com"),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_PUBLISHABLE_KEY: z.string().default(""),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_API_BASE: optionalUrl,
+  TEXTA_BASE_URL: optionalUrl, TEXTA_API_KEY: z.string().optional(),
+  TEXTB_BASE_URL: optionalUrl, TEXTB_API_KEY: z.string().optional(),
+  TEXTC_BASE_URL: optionalUrl, TEXTC_API_KEY: z.string().optional(),
+  IMAGEA_BASE_URL: optionalUrl, IMAGEA_API_KEY: z.string().optional(),
+  IMAGEB_BASE_URL: optionalUrl, IMAGEB_API_KEY: z.string().optional(),
+  SPEECH_BASE_URL: optionalUrl, SPEECH_API_KEY: z.string().optional(),
+  UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  FLUX_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(500),
+  HOLD_TTL_SECONDS: z.coerce.number().int().positive().default(900),
+  PASSWORD_MIN_LENGTH: z.coerce.number().int().min(8).default(8),
+  JSON_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  AUDIO_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+});
+
+const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive() });
+
+/** Shape of CONFIG_FILE (JSON); every key optional, replaces the default wholesale. */
+const fileSchema = z.object({
+  models: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
+  plans: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
+  creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })).optional(),
+  limits: z.record(z.string(), limitRule).optional(),
+}).strict();
+
+export class ConfigError extends Error {}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === "" || raw === "false") return false;
+  if (raw === "true") return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}
+
+/** LIMIT_LOGIN_IP=10/3600 overrides limits.loginIp (points per window seconds). */
+function limitsFromEnv(env: Env, base: Record<LimitName, LimitRule>): Record<LimitName, LimitRule> {
+  const out = { ...base };
+  for (const name of Object.keys(base) as LimitName[]) {
+    const key = `LIMIT_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+    const raw = env[key];
+    if (raw === undefined) continue;
+    const m = /^(\d+)\/(\d+)$/.exec(raw);
+    if (!m) throw new ConfigError(`${key} must look like <points>/<seconds>, e.g. 10/3600`);
+    out[name] = { points: Number(m[1]), duration: Number(m[2]) };
+  }
+  return out;
+}
+
+function readConfigFile(file: string | undefined): z.infer<typeof fileSchema> {
+  if (!file) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new ConfigError(`CONFIG_FILE ${file} could not be read as JSON: ${(err as Error).message}`);
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`CONFIG_FILE ${file}: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Development convenience: a generated secret kept under DATA_DIR so sessions survive restarts. */
+function developmentSecret(dataDir: string): string {
+  const file = path.join(dataDir, "session-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("hex");
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+/** Reads and validates every setting. The only place in the codebase that reads process.env. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(`Invalid environment: ${z.prettifyError(parsed.error)}`);
+  const e = parsed.data;
+  const file = readConfigFile(e.CONFIG_FILE);
+  const dataDir = path.resolve(e.DATA_DIR);
+  let sessionSecret = e.SESSION_SECRET;
+  if (!sessionSecret && overrides.sessionSecret === undefined) {
+    if (e.NODE_ENV === "production") throw new ConfigError("SESSION_SECRET is required in production");
+    sessionSecret = developmentSecret(dataDir);
+  }
+  const config: Config = {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ""),
+    dataDir,
+    mongodbUri: e.MONGODB_URI,
+    ferretdbBin: e.FERRETDB_BIN,
+    sessionSecret: sessionSecret ?? "",
+    sessionTtlDays: e.SESSION_TTL_DAYS,
+    sessionMaxDays: e.SESSION_MAX_DAYS,
+    cookieSecure: e.COOKIE_SECURE,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    redisUrl: e.REDIS_URL,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    keyEnv: e.KEY_ENV,
+    logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),
+    oauth: {
+      google: { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, authorizeUrl: e.GOOGLE_AUTHORIZE_URL, tokenUrl: e.GOOGLE_TOKEN_URL, apiUrl: e.GOOGLE_USERINFO_URL },
+      github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, authorizeUrl: e.GITHUB_AUTHORIZE_URL, tokenUrl: e.GITHUB_TOKEN_URL, apiUrl: e.GITHUB_API_URL },
+    },
+    stripe: { secretKey: e.STRIPE_SECRET_KEY, publishableKey: e.STRIPE_PUBLISHABLE_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
+    providers: {
+      textA: { baseUrl: e.TEXTA_BASE_URL, apiKey: e.TEXTA_API_KEY },
+      textB: { baseUrl: e.TEXTB_BASE_URL, apiKey: e.TEXTB_API_KEY },
+      textC: { baseUrl: e.TEXTC_BASE_URL, apiKey: e.TEXTC_API_KEY },
+      imageA: { baseUrl: e.IMAGEA_BASE_URL, apiKey: e.IMAGEA_API_KEY },
+      imageB: { baseUrl: e.IMAGEB_BASE_URL, apiKey: e.IMAGEB_API_KEY },
+      speech: { baseUrl: e.SPEECH_BASE_URL, apiKey: e.SPEECH_API_KEY },
+    },
+    upstream: {
+      connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
+      requestTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      maxRetries: e.UPSTREAM_MAX_RETRIES,
+      fluxPollIntervalMs: e.FLUX_POLL_INTERVAL_MS,
+    },
+    holdTtlSeconds: e.HOLD_TTL_SECONDS,
+    models: (file.models as ModelDefinition[] | undefined) ?? DEFAULT_MODELS,
+    plans: (file.plans as PlanDefinition[] | undefined) ?? DEFAULT_PLANS,
+    creditPackages: file.creditPackages ?? DEFAULT_CREDIT_PACKAGES,
+    limits: limitsFromEnv(env, { ...DEFAULT_LIMITS, ...(file.limits as Partial<Record<LimitName, LimitRule>> | undefined) }),
+    passwordMinLength: e.PASSWORD_MIN_LENGTH,
+    jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
+    audioUploadLimitBytes: e.AUDIO_UPLOAD_LIMIT_BYTES,
+    ...overrides,
+  };
+  return config;
+}

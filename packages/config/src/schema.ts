@@ -1,0 +1,48 @@
+import type { CreditPackage, LimitName, LimitRule, ModelDefinition, PlanDefinition, ProviderName } from "./defaults";
+
+export interface ProviderEndpoint { baseUrl?: string; apiKey?: string }
+
+export interface OAuthProviderConfig {
+  clientId?: string;
+  clientSecret?: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** Google: userinfo endpoint; GitHub: API base (user and e-mails are read below it) */
+  apiUrl: string;
+}
+
+export interface Config {
+  nodeEnv: "development" | "production" | "test";
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  /** unset: an embedded FerretDB is started under dataDir */
+  mongodbUri?: string;
+  ferretdbBin?: string;
+  sessionSecret: string;
+  sessionTtlDays: number;
+  sessionMaxDays: number;
+  cookieSecure: boolean;
+  smtpUrl?: string;
+  mailFrom: string;
+  redisUrl?: string;
+  /** Express `trust proxy` value */
+  trustProxy: boolean | number | string;
+  keyEnv: string;
+  logLevel: string;
+  oauth: { google: OAuthProviderConfig; github: OAuthProviderConfig };
+  stripe: { secretKey?: string; publishableKey: string; webhookSecret?: string; apiBase?: string };
+  providers: Record<ProviderName, ProviderEndpoint>;
+  upstream: { connectTimeoutMs: number; requestTimeoutMs: number; maxRetries: number; fluxPollIntervalMs: number };
+  holdTtlSeconds: number;
+  models: ModelDefinition[];
+  plans: PlanDefinition[];
+  creditPackages: CreditPackage[];
+  limits: Record<LimitName, LimitRule>;
+  /** SPEC 5 password rules: minimum length (enforced parameter) */
+  passwordMinLength: number;
+  /** a body larger than this gets 413 */
+  jsonBodyLimitBytes: number;
+  audioUploadLimitBytes: number;
+}

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+
+export interface EmbeddedMongo {
+  uri: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`ferretdb exited early with code ${child.exitCode}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.once("connect", () => { socket.destroy(); resolve(true); });
+      socket.once("error", () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`ferretdb did not listen on ${port} within ${timeoutMs} ms`);
+}
+
+/** Locates the FerretDB binary built by scripts/install-tools.mjs. */
+export function findFerretdbBinary(explicit?: string, searchFrom = process.cwd()): string {
+  if (explicit) return explicit;
+  let dir = path.resolve(searchFrom);
+  for (;;) {
+    const candidate = path.join(dir, ".tools", "bin", "ferretdb");
+    if (existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new Error("FerretDB binary not found: run `node scripts/install-tools.mjs ferretdb` (needs Go) or set MONGODB_URI");
+}
+
+/**
+ * Starts FerretDB with its SQLite backend under `dir` on a free loopback port. Debug HTTP is disabled so
+ * several instances never collide on its default port.
+ */
+export async function startFerretdb(options: { dir: string; binary?: string; port?: number; log?: (line: string) => void }): Promise<EmbeddedMongo> {
+  const binary = findFerretdbBinary(options.binary);
+  const dataDir = path.join(options.dir, "sqlite");
+  const stateDir = path.join(options.dir, "state");
+  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(stateDir, { recursive: true });
+  const port = options.port ?? (await freePort());
+  const child = spawn(binary, [
+    "--handler=sqlite",
+    `--sqlite-url=file:${dataDir}/`,
+    `--listen-addr=127.0.0.1:${port}`,
+    `--state-dir=${stateDir}`,
+    "--debug-addr=-",
+    "--telemetry=disable",
+    "--log-level=error",
+  ], { stdio: ["ignore", "pipe", "pipe"] });
+  const log = options.log;
+  child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
+  child.stderr?.on("data", (b: Buffer) => log?.(b.toString()));
+  await waitForPort(port, child, 30_000);
+  return {
+    uri: `mongodb://127.0.0.1:${port}/gateway`,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
+    }),
+  };
+}

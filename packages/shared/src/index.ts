@@ -1,0 +1,4 @@
+export * from "./clock";
+export * from "./errors";
+export * from "./ids";
+export * from "./money";

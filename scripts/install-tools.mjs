@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Builds the local helper binaries the project runs (FerretDB for the embedded database,
+// stripe-mock for tests) from their Go modules, once, into TOOLS_DIR (default .tools/bin).
+// Usage: node scripts/install-tools.mjs [ferretdb] [stripe-mock]
+import { execFileSync } from "node:child_process";
+import { cpSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const binDir = path.resolve(root, process.env.TOOLS_DIR ?? ".tools/bin");
+
+const TOOLS = {
+  // FerretDB embeds build/version/version.txt, which its module zip leaves empty: written before the build.
+  ferretdb: { module: "github.com/FerretDB/FerretDB", version: "v1.24.2", pkg: "./cmd/ferretdb", versionFile: "build/version/version.txt" },
+  "stripe-mock": { module: "github.com/stripe/stripe-mock", version: "v0.203.0", pkg: "." },
+};
+
+function go(args, cwd) {
+  return execFileSync("go", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+}
+
+function makeWritable(dir) {
+  chmodSync(dir, 0o755);
+  for (const entry of readdirSync(dir)) {
+    const p = path.join(dir, entry);
+    if (statSync(p).isDirectory()) makeWritable(p);
+    else chmodSync(p, 0o644);
+  }
+}
+
+// `go install mod@version` also asks the proxy for the module's version list (deprecation check),
+// which some proxies refuse; downloading the pinned version and building inside it needs only the zip.
+function build(name) {
+  const tool = TOOLS[name];
+  if (!tool) throw new Error(`unknown tool ${name}; known: ${Object.keys(TOOLS).join(", ")}`);
+  const out = path.join(binDir, name);
+  if (existsSync(out)) return;
+  console.log(`[install-tools] building ${name} ${tool.version} (once)...`);
+  mkdirSync(binDir, { recursive: true });
+  const info = JSON.parse(go(["mod", "download", "-json", `${tool.module}@${tool.version}`], binDir));
+  let srcDir = info.Dir;
+  let tmp;
+  if (tool.versionFile) {
+    // The module cache is read-only: build from a writable copy.
+    tmp = mkdtempSync(path.join(os.tmpdir(), `${name}-src-`));
+    cpSync(info.Dir, tmp, { recursive: true });
+    makeWritable(tmp);
+    writeFileSync(path.join(tmp, tool.versionFile), `${tool.version}\n`);
+    srcDir = tmp;
+  }
+  try {
+    go(["build", "-trimpath", "-o", out, tool.pkg], srcDir);
+  } finally {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  }
+  console.log(`[install-tools] ${name} -> ${out}`);
+}
+
+const wanted = process.argv.slice(2);
+for (const name of wanted.length ? wanted : Object.keys(TOOLS)) build(name);
