@@ -1,0 +1,61 @@
+// The credit ledger: append-only entries; a user's balance is the running balance of their newest entry.
+// All amounts are integer micro-dollars.
+
+export type LedgerEntryKind =
+  | "purchase" // credits bought (payment intent / checkout)
+  | "bonus" // package bonus
+  | "plan_credits" // monthly credits of a paid plan invoice
+  | "refund"
+  | "adjustment" // manual, by an operator
+  | "hold" // worst-case cost reserved before an upstream call (negative)
+  | "settle" // closes a hold: gives back hold - cost (so hold + settle = -cost)
+  | "release"; // closes a hold that cost nothing or expired: gives back the whole hold
+
+export interface LedgerEntry {
+  id: string;
+  userId: string;
+  seq: number;
+  kind: LedgerEntryKind;
+  /** signed change of the balance */
+  amount: number;
+  /** balance after this entry */
+  balanceAfter: number;
+  idempotencyKey: string;
+  /** hold entries: the hold id; settle/release: the hold they close */
+  holdId?: string;
+  /** settle: what the request really cost */
+  cost?: number;
+  meta?: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "adjustment";
+
+export interface CreditResult {
+  /** false when the idempotency key was already used: nothing changed */
+  applied: boolean;
+  balance: number;
+}
+
+export type HoldResult = { ok: true; balance: number } | { ok: false; balance: number };
+
+export interface Ledger {
+  /** current balance in micro-dollars (0 for a user with no entries) */
+  balance(userId: string): Promise<number>;
+  /** adds credits exactly once per idempotency key (adjustments may be negative but never below zero) */
+  credit(userId: string, amount: number, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult>;
+  /** reserves `amount` when the balance covers it; never lets the balance go below zero */
+  hold(userId: string, amount: number, opts: { holdId: string; meta?: Record<string, unknown> }): Promise<HoldResult>;
+  /** closes a hold charging `cost` (clamped to the hold); exactly one settle/release per hold */
+  settle(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): Promise<void>;
+  /** closes a hold charging nothing */
+  release(userId: string, holdId: string): Promise<void>;
+  /** newest first */
+  entries(userId: string, opts?: { limit?: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerEntry[]>;
+  /** releases holds older than the hold TTL that were never closed (crashed instance); returns how many */
+  releaseExpiredHolds(): Promise<number>;
+  /** checks every user's chain: each balanceAfter = previous + amount, no gaps, never negative */
+  verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
+  /** stops background timers */
+  close(): Promise<void>;
+}

@@ -1,0 +1,153 @@
+// The contract between the gateway routes and the upstream adapters. Adapters are pure transforms around one
+// shared HTTP client (see STYLE.md); the gateway sees only these normalized shapes. Billing reads only `usage`.
+import type { ModelDefinition } from "@gw/config";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface TextUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface ChatRequest {
+  model: ModelDefinition;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  /** unknown OpenAI fields passed through to OpenAI-compatible upstreams untouched */
+  passthrough?: Record<string, unknown>;
+  /** aborted when the client disconnects */
+  signal: AbortSignal;
+}
+
+export interface ChatResult {
+  content: string;
+  finishReason: string;
+  usage: TextUsage;
+}
+
+export type ChatStreamEvent =
+  | { type: "delta"; content: string }
+  /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
+  | { type: "done"; finishReason: string; usage: TextUsage };
+
+export interface CompletionRequest {
+  model: ModelDefinition;
+  prompt: string;
+  maxTokens?: number;
+  temperature?: number;
+  passthrough?: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+export interface CompletionResult {
+  text: string;
+  finishReason: string;
+  usage: TextUsage;
+}
+
+export interface EmbeddingRequest {
+  model: ModelDefinition;
+  input: string[];
+  signal: AbortSignal;
+}
+
+export interface EmbeddingResult {
+  /** one float vector per input, in order */
+  vectors: number[][];
+  usage: { promptTokens: number };
+}
+
+export interface ImageRequest {
+  model: ModelDefinition;
+  prompt: string;
+  width: number;
+  height: number;
+  count: number;
+  /** imageA: style preset; imageB: style */
+  style?: string;
+  negativePrompt?: string;
+  seed?: number;
+  steps?: number;
+  guidanceScale?: number;
+  signal: AbortSignal;
+}
+
+export interface GeneratedImage {
+  url?: string;
+  b64Json?: string;
+  width: number;
+  height: number;
+  seed?: number;
+}
+
+export interface ImageResult {
+  images: GeneratedImage[];
+}
+
+export interface VoiceSettings {
+  stability: number;
+  similarity_boost: number;
+}
+
+export interface SpeechRequest {
+  model: ModelDefinition;
+  /** a voice name; resolved to the upstream voice id (unknown name: AppError invalid_parameter) */
+  voice: string;
+  text: string;
+  voiceSettings?: VoiceSettings;
+  outputFormat?: string;
+  signal: AbortSignal;
+}
+
+export interface SpeechToSpeechRequest {
+  model: ModelDefinition;
+  voice: string;
+  audio: { data: Buffer; filename: string; contentType: string };
+  voiceSettings?: VoiceSettings;
+  outputFormat?: string;
+  signal: AbortSignal;
+}
+
+export interface AudioResult {
+  audio: Buffer;
+  contentType: string;
+  /** seconds of input audio (speech-to-speech), when known */
+  inputSeconds?: number;
+}
+
+export interface TranscriptionRequest {
+  model: ModelDefinition;
+  audio: { data: Buffer; filename: string; contentType: string };
+  signal: AbortSignal;
+}
+
+export interface TranscriptionResult {
+  text: string;
+  durationSeconds: number;
+}
+
+/**
+ * What the gateway calls. Errors are AppError from @gw/shared: upstream_error (502, after retries),
+ * upstream_timeout (504), provider_not_configured (503), invalid_parameter (400, e.g. unknown voice).
+ * Retries (429/5xx/connection errors, bounded, with backoff) happen inside, never after the first
+ * byte of a stream was handed to the caller.
+ */
+export interface ProviderGateway {
+  chat(req: ChatRequest): Promise<ChatResult>;
+  chatStream(req: ChatRequest): AsyncIterable<ChatStreamEvent>;
+  completion(req: CompletionRequest): Promise<CompletionResult>;
+  embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
+  generateImage(req: ImageRequest): Promise<ImageResult>;
+  textToSpeech(req: SpeechRequest): Promise<AudioResult>;
+  speechToSpeech(req: SpeechToSpeechRequest): Promise<AudioResult>;
+  speechToText(req: TranscriptionRequest): Promise<TranscriptionResult>;
+  /** counts tokens the way billing does when upstream reports none */
+  countTokens(text: string): number;
+  /** cheap reachability check of a provider for /api/status/external */
+  checkHealth(provider: "text" | "speech", timeoutMs: number): Promise<{ status: "healthy" | "degraded" | "unhealthy" | "unknown"; responseTimeMs: number; issue?: string }>;
+  close(): Promise<void>;
+}
