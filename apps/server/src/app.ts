@@ -7,6 +7,7 @@ import type { AppContext } from "./context";
 import { errorHandler, notFound } from "./http/errors";
 import { createLogger } from "./http/logger";
 import { requestId } from "./http/request-id";
+import { createServices } from "./services";
 import { mountApi } from "./api/mount";
 import { mountBilling } from "./billing/mount";
 import { mountGateway } from "./gateway/mount";
@@ -29,13 +30,13 @@ export interface App {
 /** Builds the HTTP application without listening, so tests and main.ts share it. */
 export async function createApp(options: CreateAppOptions): Promise<App> {
   const shutdownHooks: Array<() => Promise<void> | void> = [];
-  const context: AppContext = {
+  const context: AppContext = await createServices({
     config: options.config,
     db: options.db,
     clock: options.clock ?? systemClock,
     logger: options.logger ?? createLogger(options.config.logLevel),
     onShutdown: (fn) => shutdownHooks.push(fn),
-  };
+  });
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", context.config.trustProxy);
