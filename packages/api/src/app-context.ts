@@ -1,0 +1,56 @@
+import type { Config, PlanDefinition } from "@gw/config";
+import type { Database } from "@gw/db";
+import type { Clock } from "@gw/shared";
+import type { Redis } from "ioredis";
+import type { Request } from "express";
+import type { Logger } from "pino";
+import type { Ledger } from "@gw/billing/ledger/index";
+
+/** Who is calling: resolved from an API key or a session cookie. */
+export interface Principal {
+  userId: string;
+  /** set when authenticated by API key */
+  keyId?: string;
+  /** set when authenticated by session cookie */
+  sessionId?: string;
+  emailVerified: boolean;
+}
+
+/** API-key verification on the hot path: in-process cache, evicted at once on revoke (and across instances via Redis). */
+export interface ApiKeyVerifier {
+  /** null when the key is missing, malformed, unknown or revoked */
+  verify(rawKey: string): Promise<Principal | null>;
+  /** counts a use; written off the request path (batched) */
+  recordUse(keyId: string): void;
+}
+
+/** Reads the session cookie; throws AppError session_expired / unauthorized as CONTRACT 2 says, null when no cookie. */
+export interface SessionReader {
+  fromRequest(req: Request): Promise<Principal | null>;
+}
+
+/** The plan whose limits apply to a user (free when no active subscription). Cached briefly. */
+export interface PlanResolver {
+  planFor(userId: string): Promise<PlanDefinition>;
+  /** drop the cached plan after a subscription change */
+  invalidate(userId: string): void;
+}
+
+/**
+ * Everything a request handler may need, built once per app instance (tests build several per process).
+ * Handlers call these services; they never reach into models directly.
+ */
+export interface AppContext {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  logger: Logger;
+  /** set when REDIS_URL is configured: shared limits, slots and revocations across instances */
+  redis?: Redis;
+  ledger: Ledger;
+  apiKeys: ApiKeyVerifier;
+  sessions: SessionReader;
+  plans: PlanResolver;
+  /** background work (flushers, sweepers) registered here is stopped and drained on shutdown */
+  onShutdown: (fn: () => Promise<void> | void) => void;
+}
