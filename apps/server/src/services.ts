@@ -3,7 +3,7 @@ import type { Database } from "@gw/db";
 import { AppError, type Clock } from "@gw/shared";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { Ledger } from "@gw/billing/ledger/index";
+import { createLedger } from "@gw/billing/ledger/index";
 import type { ApiKeyVerifier, AppContext, PlanResolver, SessionReader } from "./context";
 
 export interface ServiceBase {
@@ -25,7 +25,6 @@ function createRedis(base: ServiceBase): Redis | undefined {
 
 // PLACEHOLDERS: each is replaced by the real service as its feature lands.
 const notReady = (what: string) => new AppError("service_unavailable", `${what} is not available yet.`);
-const placeholderLedger = {} as Ledger;
 const placeholderApiKeys: ApiKeyVerifier = { verify: async () => null, recordUse: () => undefined };
 const placeholderSessions: SessionReader = { fromRequest: async () => { throw notReady("Sessions"); } };
 function freePlanResolver(config: Config): PlanResolver {
@@ -36,10 +35,12 @@ function freePlanResolver(config: Config): PlanResolver {
 /** Builds the services of one app instance. */
 export async function createServices(base: ServiceBase): Promise<AppContext> {
   const redis = createRedis(base);
+  const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds });
+  base.onShutdown(() => ledger.close());
   return {
     ...base,
     redis,
-    ledger: placeholderLedger,
+    ledger,
     apiKeys: placeholderApiKeys,
     sessions: placeholderSessions,
     plans: freePlanResolver(base.config),

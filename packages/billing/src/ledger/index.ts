@@ -1,1 +1,2 @@
 export * from "./types";
+export { createLedger, type LedgerOptions } from "./ledger";

@@ -1,0 +1,185 @@
+import type { Clock } from "@gw/shared";
+import { entryId, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
+import type { LedgerEntryKind } from "./types";
+
+/** One balance movement waiting to be appended to a user's chain. */
+export interface Movement {
+  kind: LedgerEntryKind;
+  amount: number;
+  idempotencyKey: string;
+  /** refuse (instead of append) when the balance would go below zero */
+  requireCover: boolean;
+  holdId?: string;
+  cost?: number;
+  expiresAt?: Date;
+  meta?: Record<string, unknown>;
+}
+
+export type MovementOutcome =
+  | { status: "applied"; balance: number }
+  /** the idempotency key was used before: nothing changed */
+  | { status: "duplicate"; balance: number }
+  /** requireCover and the balance does not cover it */
+  | { status: "refused"; balance: number };
+
+interface Pending {
+  movement: Movement;
+  resolve: (outcome: MovementOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+interface UserQueue {
+  pending: Pending[];
+  running: boolean;
+}
+
+const MAX_BATCH = 128;
+const MAX_ATTEMPTS = 200;
+
+/**
+ * Appends movements to per-user ledger chains. Each entry's position (`<user>:<seq>`) is its primary key, so
+ * appending is a plain insert and concurrent writers — in this process or another instance — can never both take
+ * the same position: the loser re-reads the head and tries again (optimistic concurrency on an atomic insert).
+ * That needs no multi-document transaction and no atomic read-modify-write, which FerretDB lacks.
+ *
+ * Within one process, a user's movements are queued and committed in groups with one ordered insertMany
+ * (group commit), so a busy user costs one round trip per batch rather than per request.
+ */
+export class ChainWriter {
+  private readonly queues = new Map<string, UserQueue>();
+  /** last known head per user; a stale head only costs a retry */
+  private readonly heads = new Map<string, Head>();
+
+  constructor(private readonly repo: LedgerRepository, private readonly clock: Clock) {}
+
+  append(userId: string, movement: Movement): Promise<MovementOutcome> {
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(userId);
+      if (!queue) {
+        queue = { pending: [], running: false };
+        this.queues.set(userId, queue);
+      }
+      queue.pending.push({ movement, resolve, reject });
+      if (!queue.running) void this.drain(userId, queue);
+    });
+  }
+
+  async head(userId: string): Promise<Head> {
+    const head = await this.repo.head(userId);
+    this.heads.set(userId, head);
+    return head;
+  }
+
+  /** Drops cached heads (tests, or after a failure). */
+  forget(userId?: string): void {
+    if (userId) this.heads.delete(userId);
+    else this.heads.clear();
+  }
+
+  private async drain(userId: string, queue: UserQueue): Promise<void> {
+    queue.running = true;
+    try {
+      while (queue.pending.length > 0) {
+        const batch = queue.pending.splice(0, MAX_BATCH);
+        try {
+          await this.commit(userId, batch);
+        } catch (err) {
+          this.heads.delete(userId);
+          for (const p of batch) p.reject(err);
+        }
+      }
+    } finally {
+      queue.running = false;
+      if (queue.pending.length === 0) this.queues.delete(userId);
+    }
+  }
+
+  private async commit(userId: string, batch: Pending[]): Promise<void> {
+    let remaining = batch;
+    let fresh = false;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && remaining.length > 0; attempt++) {
+      let head = this.heads.get(userId);
+      if (!head) {
+        head = await this.head(userId);
+        fresh = true;
+      }
+      const plan = this.plan(userId, head, remaining);
+      // A refusal decided on a cached head might be wrong (another instance may have credited): confirm on a fresh one.
+      if (plan.refused.length > 0 && !fresh) {
+        this.heads.delete(userId);
+        continue;
+      }
+      for (const { pending, balance } of plan.refused) pending.resolve({ status: "refused", balance });
+      if (plan.docs.length === 0) return;
+
+      const outcome = await this.repo.insertChain(plan.docs);
+      if (outcome.ok) {
+        this.heads.set(userId, plan.nextHead);
+        plan.accepted.forEach((p, i) => p.resolve({ status: "applied", balance: plan.docs[i]?.balanceAfter ?? 0 }));
+        return;
+      }
+      // Entries before the conflict are in; settle them and retry the rest from a fresh head.
+      const inserted = plan.docs.slice(0, outcome.inserted);
+      plan.accepted.slice(0, outcome.inserted).forEach((p, i) => p.resolve({ status: "applied", balance: inserted[i]?.balanceAfter ?? 0 }));
+      const conflicting = plan.accepted[outcome.inserted];
+      const rest = plan.accepted.slice(outcome.inserted + 1);
+      remaining = rest;
+      this.heads.delete(userId);
+      fresh = false;
+      if (conflicting) {
+        const existing = await this.repo.findByIdempotencyKey(conflicting.movement.idempotencyKey);
+        if (existing) {
+          const current = await this.head(userId);
+          fresh = true;
+          conflicting.resolve({ status: "duplicate", balance: current.balance });
+        } else {
+          // The position was taken by another writer: this movement goes again with the rest.
+          remaining = [conflicting, ...rest];
+        }
+      }
+      if (attempt > 2) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 2)));
+    }
+    if (remaining.length > 0) throw new Error(`ledger: could not append for ${userId} after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  private plan(userId: string, head: Head, pendings: Pending[]) {
+    const docs: LedgerDoc[] = [];
+    const accepted: Pending[] = [];
+    const refused: Array<{ pending: Pending; balance: number }> = [];
+    let { seq, balance } = head;
+    const seen = new Set<string>();
+    const now = new Date(this.clock.now());
+    for (const pending of pendings) {
+      const m = pending.movement;
+      // Two movements with one key in one batch: the second is a duplicate of the first.
+      if (seen.has(m.idempotencyKey)) {
+        pending.resolve({ status: "duplicate", balance });
+        continue;
+      }
+      if (m.requireCover && balance + m.amount < 0) {
+        refused.push({ pending, balance });
+        continue;
+      }
+      seen.add(m.idempotencyKey);
+      seq += 1;
+      balance += m.amount;
+      const doc: LedgerDoc = {
+        _id: entryId(userId, seq),
+        userId,
+        seq,
+        kind: m.kind,
+        amount: m.amount,
+        balanceAfter: balance,
+        idempotencyKey: m.idempotencyKey,
+        createdAt: now,
+      };
+      if (m.holdId !== undefined) doc.holdId = m.holdId;
+      if (m.cost !== undefined) doc.cost = m.cost;
+      if (m.expiresAt !== undefined) doc.expiresAt = m.expiresAt;
+      if (m.meta !== undefined) doc.meta = m.meta;
+      docs.push(doc);
+      accepted.push(pending);
+    }
+    return { docs, accepted, refused, nextHead: { seq, balance } };
+  }
+}

@@ -1,0 +1,119 @@
+import type { Collection, MongoBulkWriteError } from "mongodb";
+import type { Database } from "@gw/db";
+import type { LedgerEntry, LedgerEntryKind } from "./types";
+
+/** Stored shape: `_id` is `<userId>:<seq>` so the primary key itself makes each position of a chain single-use. */
+export interface LedgerDoc {
+  _id: string;
+  userId: string;
+  seq: number;
+  kind: LedgerEntryKind;
+  amount: number;
+  balanceAfter: number;
+  idempotencyKey: string;
+  holdId?: string;
+  cost?: number;
+  /** hold entries: when the sweeper may release it */
+  expiresAt?: Date;
+  /** hold entries: set once the sweeper saw it closed (an index hint only; closing is decided by the close key) */
+  swept?: boolean;
+  meta?: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface Head {
+  seq: number;
+  balance: number;
+}
+
+export const entryId = (userId: string, seq: number): string => `${userId}:${seq.toString().padStart(12, "0")}`;
+
+export const toEntry = (doc: LedgerDoc): LedgerEntry => ({
+  id: doc._id,
+  userId: doc.userId,
+  seq: doc.seq,
+  kind: doc.kind,
+  amount: doc.amount,
+  balanceAfter: doc.balanceAfter,
+  idempotencyKey: doc.idempotencyKey,
+  holdId: doc.holdId,
+  cost: doc.cost,
+  meta: doc.meta,
+  createdAt: doc.createdAt,
+});
+
+export type InsertOutcome =
+  | { ok: true }
+  /** `inserted` entries went in; the one at that index hit a unique key (seq taken or idempotency key used) */
+  | { ok: false; inserted: number };
+
+const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
+  typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === 11000;
+
+/**
+ * Raw access to the ledger collection. Uses the driver directly (no mongoose casting) because this is the hot path,
+ * and every filter here is built from trusted values.
+ */
+export class LedgerRepository {
+  readonly collection: Collection<LedgerDoc>;
+
+  constructor(db: Database) {
+    this.collection = db.connection.collection<LedgerDoc>("ledger_entries");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ idempotencyKey: 1 }, { unique: true, name: "idempotency_key_unique" });
+    await this.collection.createIndex({ userId: 1, seq: -1 }, { name: "user_seq" });
+    await this.collection.createIndex({ kind: 1, swept: 1, expiresAt: 1 }, { name: "open_holds" });
+  }
+
+  async head(userId: string): Promise<Head> {
+    const doc = await this.collection.find({ userId }, { projection: { seq: 1, balanceAfter: 1 } }).sort({ seq: -1 }).limit(1).next();
+    return doc ? { seq: doc.seq, balance: doc.balanceAfter } : { seq: 0, balance: 0 };
+  }
+
+  /** Ordered insert: stops at the first unique-key violation and says how many went in before it. */
+  async insertChain(docs: LedgerDoc[]): Promise<InsertOutcome> {
+    try {
+      await this.collection.insertMany(docs, { ordered: true });
+      return { ok: true };
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      const firstError = Array.isArray(err.writeErrors) ? err.writeErrors[0] : err.writeErrors;
+      const inserted = typeof firstError?.index === "number" ? firstError.index : err.insertedCount;
+      return { ok: false, inserted };
+    }
+  }
+
+  async findByIdempotencyKey(key: string): Promise<LedgerDoc | null> {
+    return this.collection.findOne({ idempotencyKey: key });
+  }
+
+  async findByIdempotencyKeys(keys: string[]): Promise<LedgerDoc[]> {
+    if (keys.length === 0) return [];
+    return this.collection.find({ idempotencyKey: { $in: keys } }).toArray();
+  }
+
+  async entries(userId: string, opts: { limit: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerDoc[]> {
+    const filter: Record<string, unknown> = { userId };
+    if (opts.beforeSeq !== undefined) filter.seq = { $lt: opts.beforeSeq };
+    if (opts.kinds?.length) filter.kind = { $in: opts.kinds };
+    return this.collection.find(filter).sort({ seq: -1 }).limit(opts.limit).toArray();
+  }
+
+  async expiredOpenHolds(now: Date, limit: number): Promise<LedgerDoc[]> {
+    return this.collection.find({ kind: "hold", swept: { $ne: true }, expiresAt: { $lte: now } }).limit(limit).toArray();
+  }
+
+  async markSwept(ids: string[]): Promise<void> {
+    if (ids.length) await this.collection.updateMany({ _id: { $in: ids } }, { $set: { swept: true } });
+  }
+
+  async userIds(): Promise<string[]> {
+    return (await this.collection.distinct("userId")) as string[];
+  }
+
+  async chain(userId: string): Promise<LedgerDoc[]> {
+    return this.collection.find({ userId }).sort({ seq: 1 }).toArray();
+  }
+}

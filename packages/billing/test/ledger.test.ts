@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
+import { ManualClock, randomBase62 } from "@gw/shared";
+import { createLedger, type Ledger } from "../src/ledger/index";
+
+let mongo: EmbeddedMongo;
+let dir: string;
+const open: Array<{ db: Database; ledger: Ledger }> = [];
+
+/** An independent ledger instance (own connection, own caches), like a second gateway process. */
+async function instance(dbName: string, clock = new ManualClock()): Promise<Ledger> {
+  const db = await connectDatabase(mongo.uri.replace(/\/[^/]*$/, `/${dbName}`));
+  const ledger = await createLedger(db, clock, { holdTtlSeconds: 60, sweepIntervalMs: 0 });
+  open.push({ db, ledger });
+  return ledger;
+}
+
+const freshDb = () => `ledger_${randomBase62(8)}`;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "gw-ledger-"));
+  mongo = await startFerretdb({ dir });
+});
+
+afterAll(async () => {
+  for (const { db, ledger } of open) {
+    await ledger.close();
+    await db.close();
+  }
+  await mongo.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("ledger", () => {
+  it("credits once per idempotency key", async () => {
+    const ledger = await instance(freshDb());
+    expect(await ledger.balance("u1")).toBe(0);
+    expect(await ledger.credit("u1", 5_000_000, { kind: "purchase", idempotencyKey: "pi:1" })).toEqual({ applied: true, balance: 5_000_000 });
+    expect(await ledger.credit("u1", 5_000_000, { kind: "purchase", idempotencyKey: "pi:1" })).toEqual({ applied: false, balance: 5_000_000 });
+    expect(await ledger.balance("u1")).toBe(5_000_000);
+  });
+
+  it("holds the worst case and settles to the real cost, exactly once", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 1_000, { kind: "purchase", idempotencyKey: "c" });
+    expect(await ledger.hold("u", 300, { holdId: "h1" })).toEqual({ ok: true, balance: 700 });
+    await ledger.settle("u", "h1", 120);
+    expect(await ledger.balance("u")).toBe(880);
+    await ledger.settle("u", "h1", 120);
+    await ledger.release("u", "h1");
+    expect(await ledger.balance("u")).toBe(880);
+    const kinds = (await ledger.entries("u")).map((e) => [e.kind, e.amount]);
+    expect(kinds).toEqual([["settle", 180], ["hold", -300], ["purchase", 1_000]]);
+    expect((await ledger.verify("u")).ok).toBe(true);
+  });
+
+  it("clamps a cost above the hold to the hold, and a release charges nothing", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 1_000, { kind: "purchase", idempotencyKey: "c" });
+    await ledger.hold("u", 100, { holdId: "a" });
+    await ledger.settle("u", "a", 5_000);
+    await ledger.hold("u", 200, { holdId: "b" });
+    await ledger.release("u", "b");
+    expect(await ledger.balance("u")).toBe(900);
+  });
+
+  it("refuses a hold the balance does not cover", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 99, { kind: "purchase", idempotencyKey: "c" });
+    expect(await ledger.hold("u", 100, { holdId: "x" })).toEqual({ ok: false, balance: 99 });
+    await expect(ledger.credit("u", -100, { kind: "adjustment", idempotencyKey: "adj" })).rejects.toThrow(/negative/);
+    expect(await ledger.balance("u")).toBe(99);
+  });
+
+  it("never goes below zero under concurrency: K covered, 4K concurrent holds, two instances", async () => {
+    const name = freshDb();
+    const a = await instance(name);
+    const b = await instance(name);
+    const K = 12;
+    await a.credit("u", K * 1_000, { kind: "purchase", idempotencyKey: "c" });
+    const results = await Promise.all(
+      Array.from({ length: 4 * K }, (_, i) => (i % 2 ? a : b).hold("u", 1_000, { holdId: `h${i}` })),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(K);
+    expect(await a.balance("u")).toBe(0);
+    const verified = await a.verify("u");
+    expect(verified.problems).toEqual([]);
+  });
+
+  it("grants a payment once when delivered concurrently to two instances", async () => {
+    const name = freshDb();
+    const a = await instance(name);
+    const b = await instance(name);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).credit("u", 10_000_000, { kind: "purchase", idempotencyKey: "pi:same" })),
+    );
+    expect(results.filter((r) => r.applied)).toHaveLength(1);
+    expect(await b.balance("u")).toBe(10_000_000);
+  });
+
+  it("releases holds left open past their TTL, and a late settle cannot charge twice", async () => {
+    const clock = new ManualClock(1_000_000);
+    const ledger = await instance(freshDb(), clock);
+    await ledger.credit("u", 1_000, { kind: "purchase", idempotencyKey: "c" });
+    await ledger.hold("u", 400, { holdId: "crashed" });
+    await ledger.hold("u", 100, { holdId: "done" });
+    await ledger.settle("u", "done", 100);
+    expect(await ledger.releaseExpiredHolds()).toBe(0);
+    clock.advance(61_000);
+    expect(await ledger.releaseExpiredHolds()).toBe(1);
+    expect(await ledger.balance("u")).toBe(900);
+    await ledger.settle("u", "crashed", 400);
+    expect(await ledger.balance("u")).toBe(900);
+    expect(await ledger.releaseExpiredHolds()).toBe(0);
+    expect((await ledger.verify()).ok).toBe(true);
+  });
+
+  it("keeps balance = ledger sum over a random interleaving from two instances", async () => {
+    const name = freshDb();
+    const a = await instance(name);
+    const b = await instance(name);
+    await a.credit("u", 50_000, { kind: "purchase", idempotencyKey: "seed" });
+    let seed = 42;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const ops: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 120; i++) {
+      const l = rnd() < 0.5 ? a : b;
+      const r = rnd();
+      if (r < 0.15) ops.push(l.credit("u", 1_000, { kind: "purchase", idempotencyKey: `p${Math.floor(rnd() * 20)}` }));
+      else ops.push(l.hold("u", 700, { holdId: `h${i}` }).then(async (h) => {
+        if (!h.ok) return;
+        if (rnd() < 0.7) await l.settle("u", `h${i}`, Math.floor(rnd() * 900));
+        else await l.release("u", `h${i}`);
+      }));
+    }
+    await Promise.all(ops);
+    const entries = await a.entries("u", { limit: 500 });
+    const sum = entries.reduce((s, e) => s + e.amount, 0);
+    expect(await b.balance("u")).toBe(sum);
+    expect(sum).toBeGreaterThanOrEqual(0);
+    expect((await a.verify("u")).problems).toEqual([]);
+    // every hold closed exactly once
+    const holds = entries.filter((e) => e.kind === "hold").length;
+    const closes = entries.filter((e) => e.kind === "settle" || e.kind === "release").length;
+    expect(closes).toBe(holds);
+  });
+});
