@@ -1,0 +1,195 @@
+import type { Logger } from "pino";
+import { AppError, type Clock } from "@gw/shared";
+import { hashPassword, verifyAgainstDummy, verifyPassword } from "../passwords/hashing";
+import { assertStrongPassword, MAX_PASSWORD_LENGTH, type PasswordRules } from "../passwords/policy";
+import { passwordResetMail, verificationMail } from "../mail/templates";
+import type { Mailer } from "../mail/mailer";
+import type { SessionManager } from "../sessions/session-manager";
+import type { OneTimeTokens } from "../tokens/one-time-tokens";
+import type { UserRepository } from "../users/user-repository";
+import type { User } from "../users/user";
+import type { AccountHookRunner } from "./account-hooks";
+import { consumeAuthLimit, type LimitConsumer } from "./auth-limits";
+import type { LoginThrottle } from "./login-throttle";
+
+const HOUR_MS = 60 * 60 * 1000;
+const VERIFY_TTL_MS = 24 * HOUR_MS;
+const RESET_TTL_MS = HOUR_MS;
+
+export interface AccountServiceDeps {
+  users: UserRepository;
+  sessions: SessionManager;
+  tokens: OneTimeTokens;
+  mailer: Mailer;
+  limits: LimitConsumer;
+  loginThrottle: LoginThrottle;
+  hooks: AccountHookRunner;
+  /** the platform's API-key revocation (every key of the user, caches evicted) */
+  revokeAllKeysForUser: (userId: string) => Promise<void>;
+  clock: Clock;
+  logger: Logger;
+  passwordRules: PasswordRules;
+  publicUrl: string;
+}
+
+/** Who is asking, for the per-IP limits. */
+export interface RequestOrigin {
+  ip: string;
+}
+
+export interface LoginResult {
+  user: User;
+  setCookie: string;
+}
+
+export interface AccountService {
+  signup(input: { email: string; password: string; name: string }, origin: RequestOrigin): Promise<User>;
+  login(input: { email: string; password: string }, origin: RequestOrigin): Promise<LoginResult>;
+  logout(sessionId: string): Promise<void>;
+  getUser(userId: string): Promise<User>;
+  updateName(userId: string, name: string): Promise<User>;
+  /** revokes every session and returns the cookie of a fresh one for the caller */
+  changePassword(userId: string, currentPassword: string, newPassword: string): Promise<string>;
+  deleteAccount(userId: string, password: string | undefined): Promise<void>;
+  verifyEmail(token: string): Promise<void>;
+  resendVerification(userId: string): Promise<"sent" | "already_verified">;
+  requestPasswordReset(email: string): Promise<void>;
+  confirmPasswordReset(token: string, password: string): Promise<void>;
+}
+
+const invalidCredentials = () => new AppError("invalid_credentials", "Invalid e-mail or password.");
+const unauthorized = () => new AppError("unauthorized", "Authentication required. Please log in.");
+
+export function createAccountService(deps: AccountServiceDeps): AccountService {
+  const { users, sessions, tokens, mailer, clock, logger } = deps;
+  const now = () => new Date(clock.now());
+
+  /** A live (not deleted) user, else 401: a session can outlive its deleted owner by one request at most. */
+  async function liveUser(userId: string): Promise<User> {
+    const user = await users.findById(userId);
+    if (!user || user.deletedAt) throw unauthorized();
+    return user;
+  }
+
+  /** Mail failures are logged, never turned into a failed sign-up: the user can ask for a new link. */
+  async function sendMail(send: () => Promise<void>, what: string): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      logger.error({ err }, `could not send ${what} mail`);
+    }
+  }
+
+  async function sendVerification(user: User): Promise<void> {
+    const token = await tokens.issue("verify_email", user.id, VERIFY_TTL_MS);
+    const link = `${deps.publicUrl}/verify-email?token=${encodeURIComponent(token)}`;
+    await sendMail(() => mailer.send(verificationMail(user.email, user.name, link)), "verification");
+  }
+
+  return {
+    async signup(input, origin) {
+      await consumeAuthLimit(deps.limits, "register", origin.ip);
+      assertStrongPassword(input.password, deps.passwordRules);
+      const user = await users.create({
+        email: input.email,
+        name: input.name,
+        passwordHash: await hashPassword(input.password),
+        createdAt: now(),
+      });
+      await sendVerification(user);
+      return user;
+    },
+
+    async login(input, origin) {
+      await consumeAuthLimit(deps.limits, "loginIp", origin.ip);
+      await deps.loginThrottle.assertAllowed(input.email);
+      const user = input.password.length <= MAX_PASSWORD_LENGTH ? await users.findByEmail(input.email) : null;
+      const ok = user?.passwordHash
+        ? await verifyPassword(user.passwordHash, input.password)
+        : await verifyAgainstDummy(input.password.slice(0, MAX_PASSWORD_LENGTH));
+      if (!user || !ok) {
+        await deps.loginThrottle.recordFailure(input.email);
+        throw invalidCredentials();
+      }
+      const { setCookie } = await sessions.start(user.id);
+      return { user, setCookie };
+    },
+
+    logout: (sessionId) => sessions.revoke(sessionId),
+
+    getUser: liveUser,
+
+    async updateName(userId, name) {
+      await liveUser(userId);
+      await users.setName(userId, name);
+      return liveUser(userId);
+    },
+
+    async changePassword(userId, currentPassword, newPassword) {
+      const user = await liveUser(userId);
+      if (!user.passwordHash || !(await verifyPassword(user.passwordHash, currentPassword))) {
+        throw new AppError("invalid_credentials", "The current password is not correct.");
+      }
+      assertStrongPassword(newPassword, deps.passwordRules, "new password");
+      await users.setPasswordHash(userId, await hashPassword(newPassword), now());
+      // every other device is signed out; the caller continues in a fresh session
+      await sessions.revokeAllForUser(userId);
+      const { setCookie } = await sessions.start(userId);
+      return setCookie;
+    },
+
+    async deleteAccount(userId, password) {
+      const user = await liveUser(userId);
+      if (user.passwordHash) {
+        if (password === undefined || password === "") throw new AppError("missing_required_parameter", "Missing required parameter: 'password'.");
+        if (!(await verifyPassword(user.passwordHash, password))) throw new AppError("invalid_credentials", "The password is not correct.");
+      }
+      // keys and sessions first: whatever fails later, the account can no longer be used
+      await deps.revokeAllKeysForUser(userId);
+      await sessions.revokeAllForUser(userId);
+      await deps.hooks.accountDeleted(userId);
+      await users.anonymize(userId, now());
+      logger.info({ userId }, "account deleted");
+    },
+
+    async verifyEmail(token) {
+      const { userId } = await tokens.consume("verify_email", token);
+      const user = await users.findById(userId);
+      if (!user || user.deletedAt) throw new AppError("invalid_token", "The token is invalid, expired or already used.");
+      await users.markEmailVerified(userId, now());
+    },
+
+    async resendVerification(userId) {
+      const user = await liveUser(userId);
+      if (user.emailVerified) return "already_verified";
+      await consumeAuthLimit(deps.limits, "passwordReset", `verify:${user.email}`);
+      await sendVerification(user);
+      return "sent";
+    },
+
+    async requestPasswordReset(email) {
+      await consumeAuthLimit(deps.limits, "passwordReset", email);
+      const user = await users.findByEmail(email);
+      // unknown e-mails get the same answer; only a real account receives a mail
+      if (!user || user.deletedAt) return;
+      const token = await tokens.issue("password_reset", user.id, RESET_TTL_MS);
+      const link = `${deps.publicUrl}/reset-password?token=${encodeURIComponent(token)}`;
+      await sendMail(() => mailer.send(passwordResetMail(user.email, link)), "password reset");
+    },
+
+    async confirmPasswordReset(token, password) {
+      // a weak new password must not use the token up, so the rules are checked before consuming it
+      const issued = await tokens.peek("password_reset", token);
+      assertStrongPassword(password, deps.passwordRules);
+      const user = await users.findById(issued.userId);
+      const invalid = new AppError("invalid_token", "The token is invalid, expired or already used.");
+      // a token issued before the last password change is stale
+      if (!user || user.deletedAt || (user.passwordChangedAt && user.passwordChangedAt > issued.createdAt)) throw invalid;
+      await tokens.consume("password_reset", token);
+      await users.setPasswordHash(user.id, await hashPassword(password), now());
+      await sessions.revokeAllForUser(user.id);
+      // a reset proves control of the mailbox
+      if (!user.emailVerified) await users.markEmailVerified(user.id, now());
+    },
+  };
+}

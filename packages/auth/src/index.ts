@@ -1,0 +1,10 @@
+export { createAuthServices, type AuthServiceDeps, type AuthServices } from "./create-auth-services";
+export type { AccountService, LoginResult, RequestOrigin } from "./accounts/account-service";
+export type { AccountDeletedHook, AccountHooks } from "./accounts/account-hooks";
+export type { LimitConsumer } from "./accounts/auth-limits";
+export type { OAuthFlow, OAuthRedirect, CallbackQuery } from "./oauth/oauth-flow";
+export { OAUTH_STATE_COOKIE } from "./oauth/state-cookie";
+export { SESSION_COOKIE, readCookie } from "./sessions/session-cookie";
+export type { AuthenticatedSession, SessionManager } from "./sessions/session-manager";
+export { MAX_PASSWORD_LENGTH } from "./passwords/policy";
+export { toPublicUser, type PublicUser, type User } from "./users/user";

@@ -1,0 +1,11 @@
+import type { Connection, Model, Schema } from "mongoose";
+
+/** The model of this connection under `name`, defined on first use (each app instance has its own connection). */
+export function modelOn<T>(connection: Connection, name: string, schema: () => Schema<T>): Model<T> {
+  const existing = connection.models[name] as Model<T> | undefined;
+  return existing ?? connection.model<T>(name, schema());
+}
+
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
+}

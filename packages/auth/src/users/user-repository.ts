@@ -1,0 +1,121 @@
+import { Schema, type Connection } from "mongoose";
+import { AppError, newId } from "@gw/shared";
+import { isDuplicateKeyError, modelOn } from "../model-registry";
+import type { User } from "./user";
+
+export type OAuthProviderName = "google" | "github";
+
+interface UserDoc {
+  _id: string;
+  email: string;
+  name: string;
+  passwordHash?: string;
+  emailVerifiedAt?: Date;
+  googleId?: string;
+  githubId?: string;
+  createdAt: Date;
+  passwordChangedAt?: Date;
+  deletedAt?: Date;
+}
+
+const userSchema = () => new Schema<UserDoc>({
+  _id: String,
+  // unique: concurrent sign-ups with one e-mail race on this index, and only one insert wins
+  email: { type: String, required: true, unique: true },
+  name: { type: String, default: "" },
+  passwordHash: String,
+  emailVerifiedAt: Date,
+  googleId: { type: String, index: true },
+  githubId: { type: String, index: true },
+  createdAt: { type: Date, required: true },
+  passwordChangedAt: Date,
+  deletedAt: Date,
+}, { collection: "users", versionKey: false });
+
+function toUser(doc: UserDoc): User {
+  const user: User = {
+    id: doc._id,
+    email: doc.email,
+    name: doc.name,
+    emailVerified: doc.emailVerifiedAt !== undefined && doc.emailVerifiedAt !== null,
+    createdAt: doc.createdAt,
+  };
+  if (doc.passwordHash) user.passwordHash = doc.passwordHash;
+  if (doc.googleId) user.googleId = doc.googleId;
+  if (doc.githubId) user.githubId = doc.githubId;
+  if (doc.passwordChangedAt) user.passwordChangedAt = doc.passwordChangedAt;
+  if (doc.deletedAt) user.deletedAt = doc.deletedAt;
+  return user;
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  passwordHash?: string;
+  emailVerifiedAt?: Date;
+  googleId?: string;
+  githubId?: string;
+  createdAt: Date;
+}
+
+export interface UserRepository {
+  /** throws account_exists when the e-mail is taken */
+  create(input: NewUser): Promise<User>;
+  findById(id: string): Promise<User | null>;
+  findByEmail(email: string): Promise<User | null>;
+  findByProviderId(provider: OAuthProviderName, providerId: string): Promise<User | null>;
+  markEmailVerified(id: string, at: Date): Promise<void>;
+  linkProvider(id: string, provider: OAuthProviderName, providerId: string, verifiedAt: Date): Promise<void>;
+  setPasswordHash(id: string, passwordHash: string, at: Date): Promise<void>;
+  setName(id: string, name: string): Promise<void>;
+  /** removes personal data; the e-mail becomes free for a new sign-up */
+  anonymize(id: string, at: Date): Promise<void>;
+}
+
+export async function createUserRepository(connection: Connection): Promise<UserRepository> {
+  const users = modelOn(connection, "User", userSchema);
+  await users.init();
+
+  const one = async (filter: Partial<UserDoc>): Promise<User | null> => {
+    const doc = await users.findOne(filter).lean<UserDoc>();
+    return doc ? toUser(doc) : null;
+  };
+
+  return {
+    async create(input) {
+      try {
+        const created = await users.create({ _id: newId("usr"), ...input });
+        return toUser(created.toObject());
+      } catch (err) {
+        if (isDuplicateKeyError(err)) throw new AppError("account_exists", "An account with this e-mail already exists.");
+        throw err;
+      }
+    },
+    findById: (id) => one({ _id: id }),
+    findByEmail: (email) => one({ email }),
+    findByProviderId: (provider, providerId) => one(provider === "google" ? { googleId: providerId } : { githubId: providerId }),
+    async markEmailVerified(id, at) {
+      await users.updateOne({ _id: id, emailVerifiedAt: null }, { $set: { emailVerifiedAt: at } });
+    },
+    async linkProvider(id, provider, providerId, verifiedAt) {
+      const field = provider === "google" ? "googleId" : "githubId";
+      await users.updateOne({ _id: id }, { $set: { [field]: providerId } });
+      await users.updateOne({ _id: id, emailVerifiedAt: null }, { $set: { emailVerifiedAt: verifiedAt } });
+    },
+    async setPasswordHash(id, passwordHash, at) {
+      await users.updateOne({ _id: id }, { $set: { passwordHash, passwordChangedAt: at } });
+    },
+    async setName(id, name) {
+      await users.updateOne({ _id: id }, { $set: { name } });
+    },
+    async anonymize(id, at) {
+      await users.updateOne(
+        { _id: id },
+        {
+          $set: { email: `deleted+${id}@invalid`, name: "", deletedAt: at },
+          $unset: { passwordHash: 1, googleId: 1, githubId: 1, emailVerifiedAt: 1 },
+        },
+      );
+    },
+  };
+}
