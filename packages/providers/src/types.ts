@@ -29,6 +29,10 @@ export interface ChatResult {
   usage: TextUsage;
 }
 
+/**
+ * A stream's errors are thrown from its iterator: before the first event they are plain AppErrors (nothing was
+ * produced); after output began they are StreamInterruptedError (text-stream.ts) carrying the usage produced so far.
+ */
 export type ChatStreamEvent =
   | { type: "delta"; content: string }
   /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
@@ -73,6 +77,8 @@ export interface ImageRequest {
   seed?: number;
   steps?: number;
   guidanceScale?: number;
+  /** openai-images only: "url" (default) or "b64_json" */
+  responseFormat?: "url" | "b64_json";
   signal: AbortSignal;
 }
 

@@ -1,0 +1,25 @@
+// Anthropic Messages adapter: wires the pure transforms to the shared upstream client.
+import type { EndpointResolver } from "../endpoint";
+import { upstreamModelName } from "../endpoint";
+import type { UpstreamClient } from "../http/upstream-client";
+import type { TextAdapter } from "../openai/adapter";
+import { foldTextStream } from "../text-stream";
+import { countMessageTokens } from "../tokens";
+import { buildMessagesRequest, DEFAULT_MAX_TOKENS, parseError, parseMessagesResponse, parseMessagesStreamEvent } from "./transform";
+
+export function createAnthropicAdapter(client: UpstreamClient, endpointFor: EndpointResolver): TextAdapter {
+  const build = (req: Parameters<TextAdapter["chat"]>[0], stream: boolean) =>
+    buildMessagesRequest(endpointFor(req.model), upstreamModelName(req.model), req, stream, req.model.maxOutputTokens ?? DEFAULT_MAX_TOKENS);
+  return {
+    async chat(req) {
+      return parseMessagesResponse(await client.json({ ...build(req, false), signal: req.signal, parseError }));
+    },
+    chatStream(req) {
+      return foldTextStream({
+        events: client.events({ ...build(req, true), signal: req.signal, parseError }),
+        parseStreamEvent: parseMessagesStreamEvent,
+        countPrompt: () => countMessageTokens(req.messages),
+      });
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// The parts of Anthropic Messages answers we read.
+import { z } from "zod";
+
+export const messageResponseSchema = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  stop_reason: z.string().nullish(),
+  usage: z.looseObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).nullish(),
+});
+
+export const streamEventSchema = z.discriminatedUnion("type", [
+  z.looseObject({
+    type: z.literal("message_start"),
+    message: z.looseObject({
+      usage: z.looseObject({ input_tokens: z.number().int().nonnegative().optional(), output_tokens: z.number().int().nonnegative().optional() }).nullish(),
+    }),
+  }),
+  z.looseObject({
+    type: z.literal("content_block_delta"),
+    delta: z.looseObject({ type: z.string(), text: z.string().optional() }),
+  }),
+  z.looseObject({
+    type: z.literal("message_delta"),
+    delta: z.looseObject({ stop_reason: z.string().nullish() }),
+    usage: z.looseObject({ output_tokens: z.number().int().nonnegative().optional(), input_tokens: z.number().int().nonnegative().nullish() }).nullish(),
+  }),
+  z.looseObject({ type: z.literal("message_stop") }),
+  z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }) }),
+  z.looseObject({ type: z.enum(["content_block_start", "content_block_stop", "ping"]) }),
+]);
+
+export const errorMessage = (json: unknown): unknown =>
+  typeof json === "object" && json !== null && "error" in json
+    ? (json.error as { message?: unknown } | null)?.message
+    : undefined;

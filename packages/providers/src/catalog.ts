@@ -1,0 +1,69 @@
+// The model catalog over config.models: lookups for the routes and the /v1/models listing.
+import type { Config, ModelDefinition, ModelPricing } from "@gw/config";
+import { microsToDollars } from "@gw/shared";
+
+/** A fixed creation time (2024-01-01T00:00:00Z): the catalog is configuration, not a record with a history. */
+export const CATALOG_CREATED = 1_704_067_200;
+
+/** Prices in dollars, per unit named by the key (what clients read; config keeps micro-dollars). */
+export interface PublicPricing {
+  input_per_1k_tokens?: number;
+  output_per_1k_tokens?: number;
+  image_standard?: number;
+  image_high_res?: number;
+  per_1k_characters?: number;
+  per_minute?: number;
+}
+
+export interface ModelListEntry {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+  type: ModelDefinition["type"];
+  context_window: number | null;
+  pricing: PublicPricing;
+}
+
+const PRICING_FIELDS: [keyof ModelPricing, keyof PublicPricing][] = [
+  ["inputPer1k", "input_per_1k_tokens"],
+  ["outputPer1k", "output_per_1k_tokens"],
+  ["imageStandard", "image_standard"],
+  ["imageHighRes", "image_high_res"],
+  ["per1kChars", "per_1k_characters"],
+  ["perMinute", "per_minute"],
+];
+
+export function publicPricing(pricing: ModelPricing): PublicPricing {
+  const out: PublicPricing = {};
+  for (const [from, to] of PRICING_FIELDS) {
+    const micros = pricing[from];
+    if (micros !== undefined) out[to] = microsToDollars(micros);
+  }
+  return out;
+}
+
+const indexes = new WeakMap<ModelDefinition[], Map<string, ModelDefinition>>();
+
+/** Case-sensitive lookup by id (ids are what clients send); undefined when unknown. */
+export function findModel(config: Pick<Config, "models">, id: string): ModelDefinition | undefined {
+  let index = indexes.get(config.models);
+  if (!index) {
+    index = new Map(config.models.map((model) => [model.id, model]));
+    indexes.set(config.models, index);
+  }
+  return index.get(id);
+}
+
+/** Every configured model, configured upstream or not (CONTRACT 4). */
+export function listModels(config: Pick<Config, "models">): ModelListEntry[] {
+  return config.models.map((model) => ({
+    id: model.id,
+    object: "model",
+    created: CATALOG_CREATED,
+    owned_by: model.ownedBy,
+    type: model.type,
+    context_window: model.contextWindow ?? null,
+    pricing: publicPricing(model.pricing),
+  }));
+}

@@ -1,0 +1,73 @@
+// Builds the ProviderGateway: one shared upstream client, one adapter per wire protocol, routing by model.protocol.
+import type { Config, ModelDefinition, Protocol } from "@gw/config";
+import { AppError } from "@gw/shared";
+import { createAnthropicAdapter } from "./anthropic/adapter";
+import { createElevenLabsAdapter, type SpeechAdapter } from "./elevenlabs/adapter";
+import { DEFAULT_VOICE_TIMING, VoiceDirectory, type VoiceDirectoryTiming } from "./elevenlabs/voice-directory";
+import { createEndpointResolver } from "./endpoint";
+import { createFluxAdapter } from "./flux/adapter";
+import { checkProviderHealth } from "./health";
+import { DEFAULT_RETRY_TIMING, type RetryPolicy } from "./http/retry-policy";
+import { UpstreamClient } from "./http/upstream-client";
+import { createOpenAiAdapter, type TextAdapter } from "./openai/adapter";
+import { createOpenAiImagesAdapter, type ImageAdapter } from "./openai-images/adapter";
+import { countTokens } from "./tokens";
+import type { ChatStreamEvent, ProviderGateway } from "./types";
+
+export interface ProviderGatewayOptions {
+  /** backoff timing (tests shorten it); the retry count comes from config.upstream.maxRetries */
+  retry?: Partial<Omit<RetryPolicy, "maxRetries">>;
+  voices?: Partial<VoiceDirectoryTiming>;
+  /** sockets kept per upstream origin */
+  connectionsPerOrigin?: number;
+}
+
+const wrongKind = (model: ModelDefinition, what: string) =>
+  new AppError("unsupported_model", `Model '${model.id}' does not support ${what}.`);
+
+function pick<T>(adapters: Partial<Record<Protocol, T>>, model: ModelDefinition, what: string): T {
+  const adapter = adapters[model.protocol];
+  if (!adapter) throw wrongKind(model, what);
+  return adapter;
+}
+
+export function createProviderGateway(config: Config, options: ProviderGatewayOptions = {}): ProviderGateway {
+  const client = new UpstreamClient({
+    connectTimeoutMs: config.upstream.connectTimeoutMs,
+    requestTimeoutMs: config.upstream.requestTimeoutMs,
+    retry: { ...DEFAULT_RETRY_TIMING, ...options.retry, maxRetries: config.upstream.maxRetries },
+    connectionsPerOrigin: options.connectionsPerOrigin,
+  });
+  const endpointFor = createEndpointResolver(config);
+  const openai = createOpenAiAdapter(client, endpointFor);
+  const text: Partial<Record<Protocol, TextAdapter>> = { openai, anthropic: createAnthropicAdapter(client, endpointFor) };
+  const images: Partial<Record<Protocol, ImageAdapter>> = {
+    "openai-images": createOpenAiImagesAdapter(client, endpointFor),
+    flux: createFluxAdapter(client, endpointFor, { pollIntervalMs: config.upstream.fluxPollIntervalMs, timeoutMs: config.upstream.requestTimeoutMs }),
+  };
+  const voices = new VoiceDirectory(client, { ...DEFAULT_VOICE_TIMING, ...options.voices });
+  const speech: Partial<Record<Protocol, SpeechAdapter>> = { elevenlabs: createElevenLabsAdapter(client, endpointFor, voices) };
+
+  return {
+    chat: async (req) => pick(text, req.model, "chat").chat(req),
+    // Lazy: routing and configuration errors surface on the first next(), like upstream errors do.
+    async *chatStream(req): AsyncGenerator<ChatStreamEvent> {
+      yield* pick(text, req.model, "chat").chatStream(req);
+    },
+    completion: async (req) => {
+      if (req.model.protocol !== "openai") throw wrongKind(req.model, "completions");
+      return openai.completion(req);
+    },
+    embeddings: async (req) => {
+      if (req.model.protocol !== "openai") throw wrongKind(req.model, "embeddings");
+      return openai.embeddings(req);
+    },
+    generateImage: async (req) => pick(images, req.model, "image generation").generateImage(req),
+    textToSpeech: async (req) => pick(speech, req.model, "text-to-speech").textToSpeech(req),
+    speechToSpeech: async (req) => pick(speech, req.model, "speech-to-speech").speechToSpeech(req),
+    speechToText: async (req) => pick(speech, req.model, "speech-to-text").speechToText(req),
+    countTokens,
+    checkHealth: (kind, timeoutMs) => checkProviderHealth(client, config, kind, timeoutMs),
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,98 @@
+// ElevenLabs protocol (speech): text-to-speech, speech-to-speech, speech-to-text and the voices list. Pure transforms.
+import type { AppError } from "@gw/shared";
+import { FormData } from "undici";
+import { z } from "zod";
+import type { Endpoint } from "../endpoint";
+import type { SpeechRequest, SpeechToSpeechRequest, TranscriptionRequest, TranscriptionResult } from "../types";
+import { pickPath, readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
+
+export const DEFAULT_OUTPUT_FORMAT = "mp3_44100_128";
+
+export interface BuiltSpeechRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string | FormData;
+}
+
+const voicesResponseSchema = z.looseObject({
+  voices: z.array(z.looseObject({ voice_id: z.string().min(1), name: z.string() })),
+});
+
+const transcriptionSchema = z.looseObject({
+  text: z.string(),
+  audio_duration: z.number().nonnegative().optional(),
+  audio_duration_secs: z.number().nonnegative().optional(),
+  words: z.array(z.looseObject({ end: z.number().nonnegative().nullish() })).optional(),
+});
+
+const outputQuery = (format: string | undefined) => `?output_format=${encodeURIComponent(format ?? DEFAULT_OUTPUT_FORMAT)}`;
+
+export function buildVoicesRequest(endpoint: Endpoint): { url: string; headers: Record<string, string> } {
+  return { url: `${endpoint.baseUrl}/v1/voices`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" } };
+}
+
+/** lower-cased voice name → voice id; ids also map to themselves so a caller may pass an id. */
+export function parseVoicesResponse(json: unknown): Map<string, string> {
+  const parsed = voicesResponseSchema.safeParse(json);
+  if (!parsed.success) throw wrongShape("voices");
+  const voices = new Map<string, string>();
+  for (const voice of parsed.data.voices) {
+    voices.set(voice.name.trim().toLowerCase(), voice.voice_id);
+    if (!voices.has(voice.voice_id.toLowerCase())) voices.set(voice.voice_id.toLowerCase(), voice.voice_id);
+  }
+  return voices;
+}
+
+export function buildTextToSpeechRequest(endpoint: Endpoint, upstreamModel: string, voiceId: string, req: SpeechRequest): BuiltSpeechRequest {
+  const body: Record<string, unknown> = { text: req.text, model_id: upstreamModel };
+  if (req.voiceSettings) body.voice_settings = req.voiceSettings;
+  return {
+    url: `${endpoint.baseUrl}/v1/text-to-speech/${encodeURIComponent(voiceId)}${outputQuery(req.outputFormat)}`,
+    headers: { "xi-api-key": endpoint.apiKey, "content-type": "application/json", accept: "audio/*" },
+    body: JSON.stringify(body),
+  };
+}
+
+export function buildSpeechToSpeechRequest(endpoint: Endpoint, upstreamModel: string, voiceId: string, req: SpeechToSpeechRequest): BuiltSpeechRequest {
+  const form = new FormData();
+  form.append("audio", new Blob([req.audio.data], { type: req.audio.contentType }), req.audio.filename);
+  form.append("model_id", upstreamModel);
+  if (req.voiceSettings) form.append("voice_settings", JSON.stringify(req.voiceSettings));
+  return {
+    url: `${endpoint.baseUrl}/v1/speech-to-speech/${encodeURIComponent(voiceId)}${outputQuery(req.outputFormat)}`,
+    headers: { "xi-api-key": endpoint.apiKey, accept: "audio/*" },
+    body: form,
+  };
+}
+
+export function buildSpeechToTextRequest(endpoint: Endpoint, upstreamModel: string, req: TranscriptionRequest): BuiltSpeechRequest {
+  const form = new FormData();
+  form.append("model_id", upstreamModel);
+  form.append("file", new Blob([req.audio.data], { type: req.audio.contentType }), req.audio.filename);
+  return { url: `${endpoint.baseUrl}/v1/speech-to-text`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" }, body: form };
+}
+
+/** Duration: the reported audio length when present, else the end of the last word. */
+export function parseSpeechToTextResponse(json: unknown): TranscriptionResult {
+  const parsed = transcriptionSchema.safeParse(json);
+  if (!parsed.success) throw wrongShape("transcription");
+  const { text, words } = parsed.data;
+  const reported = parsed.data.audio_duration_secs ?? parsed.data.audio_duration;
+  const lastWordEnd = (words ?? []).reduce((max, word) => Math.max(max, word.end ?? 0), 0);
+  return { text, durationSeconds: reported ?? lastWordEnd };
+}
+
+/** An audio answer must be audio: a JSON or HTML body with 200 is a broken upstream. */
+export function checkAudio(contentType: string, data: Buffer): void {
+  if (data.length === 0 || /json|html|text\//i.test(contentType)) throw wrongShape("audio");
+}
+
+export function parseError(status: number, body: string): AppError {
+  const message = readErrorMessage(body, (json) => {
+    const detail = pickPath(json, "detail");
+    if (typeof detail === "string") return detail;
+    if (Array.isArray(detail)) return pickPath(detail[0], "msg");
+    return pickPath(detail, "message");
+  });
+  return upstreamStatusError(status, message);
+}

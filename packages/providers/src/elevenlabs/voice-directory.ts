@@ -1,0 +1,61 @@
+// Voice name → voice id, from GET {base}/v1/voices, cached. A miss refreshes the list once (rate-limited)
+// so that a voice added upstream is found without a restart.
+import { invalidParameter } from "@gw/shared";
+import type { Endpoint } from "../endpoint";
+import type { UpstreamClient } from "../http/upstream-client";
+import { buildVoicesRequest, parseError, parseVoicesResponse } from "./transform";
+
+export interface VoiceDirectoryTiming {
+  /** how long a fetched list is trusted */
+  ttlMs: number;
+  /** the least time between two refreshes caused by unknown names */
+  missRefreshMs: number;
+}
+
+export const DEFAULT_VOICE_TIMING: VoiceDirectoryTiming = { ttlMs: 10 * 60_000, missRefreshMs: 30_000 };
+
+/** The shared voices fetch must not fail because the one request that started it went away. */
+const DETACHED = new AbortController().signal;
+
+interface CacheEntry {
+  voices: Map<string, string>;
+  fetchedAt: number;
+}
+
+export class VoiceDirectory {
+  private readonly cache = new Map<string, CacheEntry>();
+  /** single flight: concurrent lookups share one upstream call */
+  private readonly inflight = new Map<string, Promise<CacheEntry>>();
+
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly timing: VoiceDirectoryTiming = DEFAULT_VOICE_TIMING,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** The upstream voice id of a name (case-insensitive); unknown: 400 invalid_parameter naming it. */
+  async resolve(endpoint: Endpoint, name: string): Promise<string> {
+    const key = name.trim().toLowerCase();
+    let entry = this.cache.get(endpoint.baseUrl);
+    if (!entry || this.now() - entry.fetchedAt > this.timing.ttlMs) entry = await this.refresh(endpoint);
+    let id = entry.voices.get(key);
+    if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs) {
+      id = (await this.refresh(endpoint)).voices.get(key);
+    }
+    if (id === undefined) throw invalidParameter("voice", `unknown voice '${name}'`);
+    return id;
+  }
+
+  private refresh(endpoint: Endpoint): Promise<CacheEntry> {
+    const running = this.inflight.get(endpoint.baseUrl);
+    if (running) return running;
+    const pending = (async () => {
+      const json = await this.client.json({ ...buildVoicesRequest(endpoint), method: "GET", signal: DETACHED, parseError });
+      const entry = { voices: parseVoicesResponse(json), fetchedAt: this.now() };
+      this.cache.set(endpoint.baseUrl, entry);
+      return entry;
+    })().finally(() => this.inflight.delete(endpoint.baseUrl));
+    this.inflight.set(endpoint.baseUrl, pending);
+    return pending;
+  }
+}

@@ -1,0 +1,53 @@
+// Flux adapter: N images = N submissions in parallel, each polled until ready.
+import type { EndpointResolver } from "../endpoint";
+import { upstreamModelName } from "../endpoint";
+import { sleep, timeoutError, cancelledError, type UpstreamClient } from "../http/upstream-client";
+import type { ImageAdapter } from "../openai-images/adapter";
+import type { GeneratedImage, ImageRequest } from "../types";
+import { buildSubmitRequest, parseError, parsePollResponse, parseSubmitResponse, toGeneratedImage } from "./transform";
+
+export interface FluxTiming {
+  pollIntervalMs: number;
+  /** the whole generation, polls included */
+  timeoutMs: number;
+}
+
+export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointResolver, timing: FluxTiming): ImageAdapter {
+  async function generateOne(req: ImageRequest, index: number): Promise<GeneratedImage> {
+    const endpoint = endpointFor(req.model);
+    const deadline = performance.now() + timing.timeoutMs;
+    const task = parseSubmitResponse(
+      await client.json({ ...buildSubmitRequest(endpoint, upstreamModelName(req.model), req, index), signal: req.signal, parseError }),
+      endpoint,
+    );
+    const pollHeaders = { "x-key": endpoint.apiKey, accept: "application/json" };
+    for (;;) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) throw timeoutError();
+      await sleep(Math.min(timing.pollIntervalMs, remaining), req.signal).catch(() => { throw cancelledError(); });
+      const outcome = parsePollResponse(await client.json({
+        url: task.pollingUrl, method: "GET", headers: pollHeaders, signal: req.signal, parseError,
+        timeoutMs: Math.max(1, deadline - performance.now()),
+      }));
+      if (outcome.state === "ready") return toGeneratedImage(outcome, req, index);
+    }
+  }
+
+  return {
+    async generateImage(req) {
+      // The first failure stops the sibling submissions instead of letting them poll on unseen.
+      const siblings = new AbortController();
+      const onAbort = () => siblings.abort();
+      if (req.signal.aborted) siblings.abort();
+      else req.signal.addEventListener("abort", onAbort, { once: true });
+      const shared = { ...req, signal: siblings.signal };
+      try {
+        const images = await Promise.all(Array.from({ length: req.count }, (_, index) =>
+          generateOne(shared, index).catch((err: unknown) => { siblings.abort(); throw err; })));
+        return { images };
+      } finally {
+        req.signal.removeEventListener("abort", onAbort);
+      }
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// The one HTTP client every adapter uses. It owns keep-alive pools, timeouts, bounded retries and
+// client-disconnect aborts, so adapters stay pure transforms of request and response bodies.
+import { AppError } from "@gw/shared";
+import { Agent, request, type Dispatcher, type FormData } from "undici";
+import { isRetryableStatus, backoffDelayMs, parseRetryAfterMs, type RetryPolicy } from "./retry-policy";
+import { parseSse, type SseEvent } from "./sse";
+import { classifyTransportError } from "./transport-errors";
+
+export interface UpstreamClientOptions {
+  connectTimeoutMs: number;
+  /** non-streamed calls: the whole call (all attempts, body included); streams: time to headers and longest silence */
+  requestTimeoutMs: number;
+  retry: RetryPolicy;
+  /** sockets kept per upstream origin */
+  connectionsPerOrigin?: number;
+}
+
+export interface UpstreamCall {
+  url: string;
+  method?: "GET" | "POST";
+  headers: Record<string, string>;
+  body?: string | Buffer | FormData;
+  signal: AbortSignal;
+  /** the adapter's mapping of a non-2xx answer to an AppError */
+  parseError: (status: number, body: string) => AppError;
+  /** overrides requestTimeoutMs (health checks) */
+  timeoutMs?: number;
+  /** false: a single attempt */
+  retry?: boolean;
+}
+
+export interface UpstreamBytes {
+  data: Buffer;
+  contentType: string;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** Retries left for one call, shared by every place that may repeat it. */
+interface RetryBudget {
+  retriesLeft: number;
+  used: number;
+}
+
+interface Attempt {
+  signal: AbortSignal;
+  /** why the call was stopped, if it was */
+  stopped(): "cancelled" | "timeout" | undefined;
+  dispose(): void;
+}
+
+export const cancelledError = () => new AppError("upstream_error", "The request was cancelled by the client.");
+export const timeoutError = () => new AppError("upstream_timeout", "The upstream provider did not answer in time.");
+const unreachableError = () => new AppError("upstream_error", "The upstream provider could not be reached.");
+
+/** Is this the error thrown when the caller's signal fired? */
+export const isCancelled = (err: unknown, signal: AbortSignal): boolean => signal.aborted && err instanceof AppError && err.code === "upstream_error";
+
+export class UpstreamClient {
+  private readonly agent: Agent;
+  private readonly options: UpstreamClientOptions;
+
+  constructor(options: UpstreamClientOptions) {
+    this.options = options;
+    // One Agent keeps one keep-alive pool per origin for the life of the gateway.
+    this.agent = new Agent({
+      connect: { timeout: options.connectTimeoutMs },
+      connections: options.connectionsPerOrigin ?? 256,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+    });
+  }
+
+  /** A JSON answer (2xx); invalid JSON is an upstream_error. */
+  async json(call: UpstreamCall): Promise<unknown> {
+    const text = await this.withDeadline(call, async (attempt) => {
+      const res = await this.send(call, attempt, false, this.budget(call));
+      return await res.body.text();
+    });
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new AppError("upstream_error", "The upstream provider sent an invalid JSON answer.");
+    }
+  }
+
+  /** A binary answer (audio, images). */
+  async bytes(call: UpstreamCall): Promise<UpstreamBytes> {
+    return this.withDeadline(call, async (attempt) => {
+      const res = await this.send(call, attempt, false, this.budget(call));
+      const data = Buffer.from(await res.body.arrayBuffer());
+      return { data, contentType: headerValue(res.headers, "content-type") ?? "application/octet-stream" };
+    });
+  }
+
+  /**
+   * Server-Sent Events of a 2xx answer. Failures before the first event may be retried; once an event
+   * was handed out nothing is repeated (the caller may already have forwarded it).
+   */
+  async *events(call: UpstreamCall): AsyncGenerator<SseEvent> {
+    const budget = { retriesLeft: call.retry === false ? 0 : this.options.retry.maxRetries, used: 0 };
+    let delivered = false;
+    for (;;) {
+      const attempt = this.startAttempt(call.signal, undefined);
+      let res: Dispatcher.ResponseData | undefined;
+      let failure: AppError | undefined;
+      try {
+        res = await this.send(call, attempt, true, budget);
+        for await (const event of parseSse(res.body)) {
+          delivered = true;
+          yield event;
+        }
+        return;
+      } catch (err) {
+        failure = this.toAppError(err, attempt);
+        const retryable = !delivered && budget.retriesLeft > 0 && !(err instanceof AppError)
+          && !attempt.stopped() && classifyTransportError(err) === "connection";
+        if (!retryable) throw failure;
+      } finally {
+        // Stops the upstream transfer when the consumer leaves early (client gone, error downstream).
+        if (res && !res.body.readableEnded) res.body.destroy();
+        attempt.dispose();
+      }
+      budget.retriesLeft--;
+      await sleep(backoffDelayMs(this.options.retry, budget.used++), call.signal).catch(() => { throw cancelledError(); });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Runs fn under one deadline covering every attempt of a non-streamed call. */
+  private async withDeadline<T>(call: UpstreamCall, fn: (attempt: Attempt) => Promise<T>): Promise<T> {
+    const attempt = this.startAttempt(call.signal, call.timeoutMs ?? this.options.requestTimeoutMs);
+    try {
+      return await fn(attempt);
+    } catch (err) {
+      throw this.toAppError(err, attempt);
+    } finally {
+      attempt.dispose();
+    }
+  }
+
+  private budget(call: UpstreamCall): RetryBudget {
+    return { retriesLeft: call.retry === false ? 0 : this.options.retry.maxRetries, used: 0 };
+  }
+
+  /** Dispatches with retries until a 2xx answer; non-2xx answers go through the adapter's parseError. */
+  private async send(call: UpstreamCall, attempt: Attempt, streaming: boolean, budget: RetryBudget): Promise<Dispatcher.ResponseData> {
+    const timeout = call.timeoutMs ?? this.options.requestTimeoutMs;
+    for (;;) {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(call.url, {
+          dispatcher: this.agent,
+          method: call.method ?? "POST",
+          headers: call.headers,
+          body: call.body,
+          signal: attempt.signal,
+          headersTimeout: timeout,
+          // streams: the longest silence between two chunks; otherwise the deadline covers the body
+          bodyTimeout: streaming ? timeout : 0,
+        });
+      } catch (err) {
+        if (attempt.stopped() || budget.retriesLeft <= 0 || classifyTransportError(err) !== "connection") throw err;
+        budget.retriesLeft--;
+        await sleep(backoffDelayMs(this.options.retry, budget.used++), attempt.signal);
+        continue;
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) return res;
+      const text = await res.body.text().catch(() => "");
+      if (budget.retriesLeft > 0 && isRetryableStatus(res.statusCode)) {
+        const retryAfter = parseRetryAfterMs(res.headers["retry-after"], Date.now());
+        if (retryAfter === undefined || retryAfter <= this.options.retry.maxRetryAfterMs) {
+          budget.retriesLeft--;
+          await sleep(retryAfter ?? backoffDelayMs(this.options.retry, budget.used++), attempt.signal);
+          continue;
+        }
+      }
+      throw call.parseError(res.statusCode, text);
+    }
+  }
+
+  /** One AbortController per call: fires on the caller's signal or the deadline, and says which. */
+  private startAttempt(callerSignal: AbortSignal, deadlineMs: number | undefined): Attempt {
+    const controller = new AbortController();
+    let reason: "cancelled" | "timeout" | undefined;
+    const onAbort = () => { reason ??= "cancelled"; controller.abort(); };
+    if (callerSignal.aborted) onAbort();
+    else callerSignal.addEventListener("abort", onAbort, { once: true });
+    const timer = deadlineMs === undefined ? undefined : setTimeout(() => { reason ??= "timeout"; controller.abort(); }, deadlineMs);
+    return {
+      signal: controller.signal,
+      stopped: () => reason,
+      dispose: () => {
+        if (timer) clearTimeout(timer);
+        callerSignal.removeEventListener("abort", onAbort);
+      },
+    };
+  }
+
+  private toAppError(err: unknown, attempt: Attempt): AppError {
+    const stopped = attempt.stopped();
+    if (stopped === "cancelled") return cancelledError();
+    if (stopped === "timeout") return timeoutError();
+    if (err instanceof AppError) return err;
+    const kind = classifyTransportError(err);
+    if (kind === "timeout") return timeoutError();
+    if (kind === "connection") return unreachableError();
+    return new AppError("upstream_error", "The upstream provider sent an unreadable answer.");
+  }
+}
+
+function headerValue(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** setTimeout that gives up (rejecting) when the signal fires. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => { signal.removeEventListener("abort", onAbort); resolve(); }, ms);
+    const onAbort = () => { clearTimeout(timer); reject(signal.reason); };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

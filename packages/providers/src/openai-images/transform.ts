@@ -1,0 +1,49 @@
+// OpenAI Images protocol (imageA): POST {base}/v1/images/generations. Pure transforms.
+import { AppError } from "@gw/shared";
+import { z } from "zod";
+import type { Endpoint } from "../endpoint";
+import type { BuiltRequest } from "../openai/transform";
+import { errorMessage } from "../openai/schemas";
+import type { ImageRequest, ImageResult } from "../types";
+import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
+
+const imagesResponseSchema = z.looseObject({
+  data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })
+    .refine((image) => image.url !== undefined || image.b64_json !== undefined)),
+});
+
+/** Style presets are not an OpenAI field; they travel as part of the prompt so any compatible upstream understands them. */
+export const promptWithStyle = (prompt: string, style: string | undefined): string =>
+  style ? `${prompt}, in ${style} style` : prompt;
+
+export function buildImagesRequest(endpoint: Endpoint, upstreamModel: string, req: ImageRequest): BuiltRequest {
+  const body: Record<string, unknown> = {
+    model: upstreamModel,
+    prompt: promptWithStyle(req.prompt, req.style),
+    n: req.count,
+    size: `${req.width}x${req.height}`,
+    response_format: req.responseFormat ?? "url",
+  };
+  return {
+    url: `${endpoint.baseUrl}/v1/images/generations`,
+    headers: { "content-type": "application/json", authorization: `Bearer ${endpoint.apiKey}` },
+    body: JSON.stringify(body),
+  };
+}
+
+export function parseImagesResponse(json: unknown, req: ImageRequest): ImageResult {
+  const parsed = imagesResponseSchema.safeParse(json);
+  if (!parsed.success || parsed.data.data.length === 0) throw wrongShape("images");
+  return {
+    images: parsed.data.data.map((image) => ({ url: image.url, b64Json: image.b64_json, width: req.width, height: req.height })),
+  };
+}
+
+/** OpenAI refuses unsafe prompts with 400 code content_policy_violation; keep that meaning. */
+export function parseError(status: number, body: string): AppError {
+  const message = readErrorMessage(body, errorMessage);
+  if (status === 400 && /content_policy_violation|safety system/i.test(body)) {
+    return new AppError("content_policy_violation", `The image provider refused the prompt: ${message ?? "content policy"}.`);
+  }
+  return upstreamStatusError(status, message);
+}

@@ -1,0 +1,68 @@
+// OpenAI-protocol adapter: wires the pure transforms to the shared upstream client.
+import type { EndpointResolver } from "../endpoint";
+import { upstreamModelName } from "../endpoint";
+import type { UpstreamClient } from "../http/upstream-client";
+import { foldTextStream } from "../text-stream";
+import { countMessageTokens, countTokens } from "../tokens";
+import type { ChatRequest, ChatResult, ChatStreamEvent, CompletionRequest, CompletionResult, EmbeddingRequest, EmbeddingResult } from "../types";
+import {
+  buildChatRequest, buildCompletionRequest, buildEmbeddingsRequest, parseChatResponse, parseChatStreamEvent,
+  parseCompletionResponse, parseEmbeddingsResponse, parseError,
+} from "./transform";
+
+export interface TextAdapter {
+  chat(req: ChatRequest): Promise<ChatResult>;
+  chatStream(req: ChatRequest): AsyncIterable<ChatStreamEvent>;
+}
+
+export interface OpenAiAdapter extends TextAdapter {
+  completion(req: CompletionRequest): Promise<CompletionResult>;
+  embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
+}
+
+export function createOpenAiAdapter(client: UpstreamClient, endpointFor: EndpointResolver): OpenAiAdapter {
+  return {
+    async chat(req) {
+      const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, false);
+      const json = await client.json({ ...built, signal: req.signal, parseError });
+      const result = parseChatResponse(json);
+      return {
+        content: result.content,
+        finishReason: result.finishReason,
+        usage: {
+          promptTokens: result.usage.promptTokens ?? countMessageTokens(req.messages),
+          completionTokens: result.usage.completionTokens ?? countTokens(result.content),
+        },
+      };
+    },
+
+    chatStream(req) {
+      const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
+      return foldTextStream({
+        events: client.events({ ...built, signal: req.signal, parseError }),
+        parseStreamEvent: parseChatStreamEvent,
+        countPrompt: () => countMessageTokens(req.messages),
+      });
+    },
+
+    async completion(req) {
+      const built = buildCompletionRequest(endpointFor(req.model), upstreamModelName(req.model), req);
+      const result = parseCompletionResponse(await client.json({ ...built, signal: req.signal, parseError }));
+      return {
+        text: result.text,
+        finishReason: result.finishReason,
+        usage: {
+          promptTokens: result.usage.promptTokens ?? countTokens(req.prompt),
+          completionTokens: result.usage.completionTokens ?? countTokens(result.text),
+        },
+      };
+    },
+
+    async embeddings(req) {
+      const built = buildEmbeddingsRequest(endpointFor(req.model), upstreamModelName(req.model), req);
+      const result = parseEmbeddingsResponse(await client.json({ ...built, signal: req.signal, parseError }), req.input.length);
+      const promptTokens = result.promptTokens ?? req.input.reduce((sum, text) => sum + countTokens(text), 0);
+      return { vectors: result.vectors, usage: { promptTokens } };
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// The parts of OpenAI's answers we read. Loose objects: upstreams add fields freely.
+import { z } from "zod";
+
+const usage = z.looseObject({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative().optional(),
+}).nullish();
+
+export const chatResponseSchema = z.looseObject({
+  choices: z.array(z.looseObject({
+    message: z.looseObject({ content: z.string().nullish() }),
+    finish_reason: z.string().nullish(),
+  })).min(1),
+  usage,
+});
+
+export const chatChunkSchema = z.looseObject({
+  choices: z.array(z.looseObject({
+    delta: z.looseObject({ content: z.string().nullish() }).nullish(),
+    finish_reason: z.string().nullish(),
+  })).optional(),
+  usage,
+});
+
+export const completionResponseSchema = z.looseObject({
+  choices: z.array(z.looseObject({ text: z.string(), finish_reason: z.string().nullish() })).min(1),
+  usage,
+});
+
+export const embeddingsResponseSchema = z.looseObject({
+  data: z.array(z.looseObject({
+    index: z.number().int().nonnegative(),
+    // float arrays, or little-endian float32 in base64 when encoding_format is base64
+    embedding: z.union([z.array(z.number()), z.string()]),
+  })),
+  usage: z.looseObject({ prompt_tokens: z.number().int().nonnegative() }).nullish(),
+});
+
+export const errorMessage = (json: unknown): unknown =>
+  typeof json === "object" && json !== null && "error" in json
+    ? (json.error as { message?: unknown } | null)?.message
+    : undefined;

@@ -1,0 +1,138 @@
+// OpenAI wire protocol (chat completions, completions, embeddings): pure request/response/stream transforms.
+// Used for every OpenAI-compatible upstream (textA, textC).
+import type { AppError } from "@gw/shared";
+import type { Endpoint } from "../endpoint";
+import type { SseEvent } from "../http/sse";
+import type { StreamPiece } from "../text-stream";
+import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
+import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
+import { chatChunkSchema, chatResponseSchema, completionResponseSchema, embeddingsResponseSchema, errorMessage } from "./schemas";
+
+export interface BuiltRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const headers = (endpoint: Endpoint): Record<string, string> => ({
+  "content-type": "application/json",
+  authorization: `Bearer ${endpoint.apiKey}`,
+});
+
+/** Our fields win over passed-through ones, so a client cannot redirect the model or the stream mode. */
+function withPassthrough(passthrough: Record<string, unknown> | undefined, own: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = passthrough ? { ...passthrough } : {};
+  for (const [key, value] of Object.entries(own)) if (value !== undefined) body[key] = value;
+  return body;
+}
+
+export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req: ChatRequest, stream: boolean): BuiltRequest {
+  const streamOptions = stream
+    // always ask for usage so billing need not run the tokenizer over the answer
+    ? { ...(req.passthrough?.stream_options as Record<string, unknown> | undefined), include_usage: true }
+    : undefined;
+  const body = withPassthrough(req.passthrough, {
+    model: upstreamModel,
+    messages: req.messages,
+    max_tokens: req.maxTokens,
+    temperature: req.temperature,
+    stream: stream ? true : undefined,
+    stream_options: streamOptions,
+  });
+  if (!stream) delete body.stream_options;
+  if (!stream) delete body.stream;
+  return { url: `${endpoint.baseUrl}/v1/chat/completions`, headers: headers(endpoint), body: JSON.stringify(body) };
+}
+
+/** Usage may be missing (some compatible servers); the adapter then counts with the tokenizer. */
+export interface PartialUsage {
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+export function parseChatResponse(json: unknown): Omit<ChatResult, "usage"> & { usage: PartialUsage } {
+  const parsed = chatResponseSchema.safeParse(json);
+  if (!parsed.success) throw wrongShape("chat completion");
+  const choice = parsed.data.choices[0];
+  return {
+    content: choice?.message.content ?? "",
+    finishReason: choice?.finish_reason ?? "stop",
+    usage: { promptTokens: parsed.data.usage?.prompt_tokens, completionTokens: parsed.data.usage?.completion_tokens },
+  };
+}
+
+export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
+  if (event.data === "[DONE]") return [{ kind: "end" }];
+  let json: unknown;
+  try {
+    json = JSON.parse(event.data);
+  } catch {
+    throw wrongShape("stream");
+  }
+  const parsed = chatChunkSchema.safeParse(json);
+  if (!parsed.success) {
+    const message = errorMessage(json);
+    if (typeof message === "string") throw upstreamStatusError(502, message);
+    throw wrongShape("stream");
+  }
+  const pieces: StreamPiece[] = [];
+  const choice = parsed.data.choices?.[0];
+  const content = choice?.delta?.content;
+  if (content) pieces.push({ kind: "delta", content });
+  if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
+  const usage = parsed.data.usage;
+  if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+  return pieces;
+}
+
+export function buildCompletionRequest(endpoint: Endpoint, upstreamModel: string, req: CompletionRequest): BuiltRequest {
+  const body = withPassthrough(req.passthrough, {
+    model: upstreamModel,
+    prompt: req.prompt,
+    max_tokens: req.maxTokens,
+    temperature: req.temperature,
+  });
+  delete body.stream;
+  return { url: `${endpoint.baseUrl}/v1/completions`, headers: headers(endpoint), body: JSON.stringify(body) };
+}
+
+export function parseCompletionResponse(json: unknown): Omit<CompletionResult, "usage"> & { usage: PartialUsage } {
+  const parsed = completionResponseSchema.safeParse(json);
+  if (!parsed.success) throw wrongShape("completion");
+  const choice = parsed.data.choices[0];
+  return {
+    text: choice?.text ?? "",
+    finishReason: choice?.finish_reason ?? "stop",
+    usage: { promptTokens: parsed.data.usage?.prompt_tokens, completionTokens: parsed.data.usage?.completion_tokens },
+  };
+}
+
+export function buildEmbeddingsRequest(endpoint: Endpoint, upstreamModel: string, req: EmbeddingRequest): BuiltRequest {
+  // base64 float32 is smaller on the wire and faster to decode than JSON floats
+  const body = { model: upstreamModel, input: req.input, encoding_format: "base64" };
+  return { url: `${endpoint.baseUrl}/v1/embeddings`, headers: headers(endpoint), body: JSON.stringify(body) };
+}
+
+export function decodeBase64Floats(data: string): number[] {
+  const bytes = Buffer.from(data, "base64");
+  if (bytes.length % 4 !== 0) throw wrongShape("embeddings");
+  const out = new Array<number>(bytes.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
+}
+
+export function parseEmbeddingsResponse(json: unknown, inputCount: number): { vectors: number[][]; promptTokens?: number } {
+  const parsed = embeddingsResponseSchema.safeParse(json);
+  if (!parsed.success || parsed.data.data.length !== inputCount) throw wrongShape("embeddings");
+  const vectors = new Array<number[]>(inputCount);
+  for (const item of parsed.data.data) {
+    if (item.index >= inputCount) throw wrongShape("embeddings");
+    vectors[item.index] = typeof item.embedding === "string" ? decodeBase64Floats(item.embedding) : item.embedding;
+  }
+  for (let i = 0; i < inputCount; i++) if (vectors[i] === undefined) throw wrongShape("embeddings");
+  return { vectors, promptTokens: parsed.data.usage?.prompt_tokens };
+}
+
+export function parseError(status: number, body: string): AppError {
+  return upstreamStatusError(status, readErrorMessage(body, errorMessage));
+}

@@ -1,0 +1,76 @@
+// Folds an adapter's normalized stream pieces into the gateway's ChatStreamEvents, with usage at the end:
+// upstream-reported when present, else counted with the tokenizer.
+import { AppError } from "@gw/shared";
+import type { SseEvent } from "./http/sse";
+import { countTokens } from "./tokens";
+import type { ChatStreamEvent, TextUsage } from "./types";
+
+/** What an adapter's parseStreamEvent reads out of one upstream event. */
+export type StreamPiece =
+  | { kind: "delta"; content: string }
+  | { kind: "finish"; reason: string }
+  | { kind: "usage"; promptTokens?: number; completionTokens?: number }
+  /** the upstream's explicit end marker ([DONE], message_stop) */
+  | { kind: "end" };
+
+/**
+ * Thrown when a stream fails after output began. `usage` is what was produced so far, so the gateway can
+ * charge for it (CONTRACT 6); it is an AppError, so it maps to the spec's shape like any other.
+ */
+export class StreamInterruptedError extends AppError {
+  readonly usage: TextUsage;
+  readonly contentStarted: boolean;
+
+  constructor(cause: AppError, usage: TextUsage, contentStarted: boolean) {
+    super(cause.code, cause.message, cause.extras);
+    this.name = "StreamInterruptedError";
+    this.usage = usage;
+    this.contentStarted = contentStarted;
+  }
+}
+
+export interface TextStreamOptions {
+  events: AsyncIterable<SseEvent>;
+  parseStreamEvent: (event: SseEvent) => StreamPiece[];
+  /** counts the prompt if upstream does not; only called when needed */
+  countPrompt: () => number;
+}
+
+const truncated = () => new AppError("upstream_error", "The upstream stream ended before it was complete.");
+
+export async function* foldTextStream(options: TextStreamOptions): AsyncGenerator<ChatStreamEvent> {
+  const parts: string[] = [];
+  let finishReason: string | undefined;
+  let promptTokens: number | undefined;
+  let completionTokens: number | undefined;
+  let ended = false;
+  const usageSoFar = (): TextUsage => ({
+    promptTokens: promptTokens ?? options.countPrompt(),
+    completionTokens: completionTokens ?? countTokens(parts.join("")),
+  });
+  try {
+    for await (const event of options.events) {
+      for (const piece of options.parseStreamEvent(event)) {
+        if (piece.kind === "delta") {
+          if (piece.content.length === 0) continue;
+          parts.push(piece.content);
+          yield { type: "delta", content: piece.content };
+        } else if (piece.kind === "finish") {
+          finishReason = piece.reason;
+        } else if (piece.kind === "usage") {
+          promptTokens = piece.promptTokens ?? promptTokens;
+          completionTokens = piece.completionTokens ?? completionTokens;
+        } else {
+          ended = true;
+        }
+      }
+      if (ended) break;
+    }
+    // Servers that close without an end marker are accepted only once they said why they finished.
+    if (!ended && finishReason === undefined) throw truncated();
+  } catch (err) {
+    const cause = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed.");
+    throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0);
+  }
+  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar() };
+}

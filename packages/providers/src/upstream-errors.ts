@@ -1,0 +1,39 @@
+// The mapping every adapter's parseError shares: what an upstream status means for our caller.
+import { AppError } from "@gw/shared";
+
+const MAX_MESSAGE = 300;
+
+/** Best-effort extraction of a human message from an error body (JSON or text). */
+export function readErrorMessage(body: string, pick: (json: unknown) => unknown): string | undefined {
+  let message: unknown;
+  try {
+    message = pick(JSON.parse(body) as unknown);
+  } catch {
+    message = body.trim().startsWith("<") ? undefined : body.trim();
+  }
+  if (typeof message !== "string" || message.length === 0) return undefined;
+  return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message;
+}
+
+/**
+ * 400/413/422: the request itself was refused (e.g. a passed-through field), so the caller learns why (400).
+ * Anything else (auth, 404 model, 429/5xx after retries): our upstream failed, 502 without charging.
+ */
+export function upstreamStatusError(status: number, message: string | undefined): AppError {
+  if (status === 400 || status === 413 || status === 422) {
+    return new AppError("invalid_parameter", `The upstream provider rejected the request: ${message ?? `HTTP ${status}`}.`);
+  }
+  return new AppError("upstream_error", `The upstream provider failed (HTTP ${status})${message ? `: ${message}` : ""}.`);
+}
+
+export const wrongShape = (what: string) => new AppError("upstream_error", `The upstream provider sent an unexpected ${what} answer.`);
+
+/** A property path inside parsed JSON, or undefined. */
+export function pickPath(json: unknown, ...path: string[]): unknown {
+  let current = json;
+  for (const key of path) {
+    if (typeof current !== "object" || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
