@@ -1,10 +1,11 @@
-import type { Config, PlanDefinition } from "@gw/config";
+import type { Config } from "@gw/config";
 import type { Database } from "@gw/db";
 import { AppError, type Clock } from "@gw/shared";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createLedger } from "@gw/billing/ledger/index";
-import type { ApiKeyVerifier, AppContext, PlanResolver, SessionReader } from "./context";
+import { createPlanResolver } from "@gw/billing/plan-resolver";
+import type { ApiKeyVerifier, AppContext, SessionReader } from "./context";
 
 export interface ServiceBase {
   config: Config;
@@ -27,10 +28,6 @@ function createRedis(base: ServiceBase): Redis | undefined {
 const notReady = (what: string) => new AppError("service_unavailable", `${what} is not available yet.`);
 const placeholderApiKeys: ApiKeyVerifier = { verify: async () => null, recordUse: () => undefined };
 const placeholderSessions: SessionReader = { fromRequest: async () => { throw notReady("Sessions"); } };
-function freePlanResolver(config: Config): PlanResolver {
-  const free = config.plans.find((p) => p.id === "free") as PlanDefinition;
-  return { planFor: async () => free, invalidate: () => undefined };
-}
 
 /** Builds the services of one app instance. */
 export async function createServices(base: ServiceBase): Promise<AppContext> {
@@ -43,6 +40,6 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
     ledger,
     apiKeys: placeholderApiKeys,
     sessions: placeholderSessions,
-    plans: freePlanResolver(base.config),
+    plans: createPlanResolver(base),
   };
 }

@@ -1,1 +1,10 @@
 export * from "./ledger/index";
+export { billing } from "./service";
+export type { BillingConfigView, CreditBalanceView, HistoryEntryView, HistoryView, SubscriptionStatusView } from "./service";
+export type { BillingDeps, BillingNotifier, PlanLookup } from "./runtime";
+export type { CheckoutSessionView } from "./checkout";
+export type { PaymentIntentView } from "./payment-intents";
+export type { SubscriptionView } from "./subscriptions";
+export type { PublicPlan } from "./catalog";
+export { createPlanResolver } from "./plan-resolver";
+export { createStripeClient } from "./stripe/client";

@@ -1,0 +1,72 @@
+import type { Config, PlanDefinition } from "@gw/config";
+import type { Database } from "@gw/db";
+import type { Clock } from "@gw/shared";
+import type { Logger } from "pino";
+import type { Ledger } from "./ledger/index";
+import { billingAccountStore, type BillingAccountStore } from "./store/billing-accounts";
+import { purchaseStore, type PurchaseStore } from "./store/purchases";
+import { stripePriceStore, type StripePriceStore } from "./store/stripe-prices";
+import { subscriptionSnapshotStore, type SubscriptionSnapshotStore } from "./store/subscription-snapshots";
+import { webhookEventStore, type WebhookEventStore } from "./store/webhook-events";
+import { createStripeClient, type StripeClient } from "./stripe/client";
+
+/** Same shape as the AppContext's PlanResolver (declared here because @gw/api depends on this package). */
+export interface PlanLookup {
+  planFor(userId: string): Promise<PlanDefinition>;
+  invalidate(userId: string): void;
+}
+
+/** Tells a user about billing events; the accounts feature plugs its mailer in, otherwise events are logged. */
+export interface BillingNotifier {
+  paymentFailed(userId: string, details: { planName: string; amountDue: number; currency: string }): Promise<void>;
+}
+
+/** What billing needs from the app; an AppContext satisfies it. */
+export interface BillingDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  logger: Logger;
+  ledger: Ledger;
+  plans: PlanLookup;
+  billingNotifier?: BillingNotifier;
+}
+
+export interface BillingStores {
+  accounts: BillingAccountStore;
+  purchases: PurchaseStore;
+  prices: StripePriceStore;
+  snapshots: SubscriptionSnapshotStore;
+  events: WebhookEventStore;
+}
+
+export interface BillingRuntime extends BillingDeps {
+  /** undefined when STRIPE_SECRET_KEY is unset */
+  stripe?: StripeClient;
+  stores: BillingStores;
+  now(): Date;
+}
+
+const runtimes = new WeakMap<BillingDeps, BillingRuntime>();
+
+/** One runtime (Stripe client, stores) per app context, built on first use. */
+export function billingRuntime(deps: BillingDeps): BillingRuntime {
+  let runtime = runtimes.get(deps);
+  if (!runtime) {
+    const connection = deps.db.connection;
+    runtime = {
+      ...deps,
+      stripe: createStripeClient(deps.config),
+      stores: {
+        accounts: billingAccountStore(connection),
+        purchases: purchaseStore(connection),
+        prices: stripePriceStore(connection),
+        snapshots: subscriptionSnapshotStore(connection),
+        events: webhookEventStore(connection),
+      },
+      now: () => new Date(deps.clock.now()),
+    };
+    runtimes.set(deps, runtime);
+  }
+  return runtime;
+}

@@ -1,0 +1,105 @@
+// The billing feature's public face: what routes and other features call. Each function takes the app context.
+import type { LedgerEntry, LedgerEntryKind } from "./ledger/index";
+import { microsToDollars } from "@gw/shared";
+import { publicPlan, type PublicPlan } from "./catalog";
+import { createCheckoutSession, type CheckoutSessionView, type CreateCheckoutInput } from "./checkout";
+import { createPaymentIntent, type CreatePaymentIntentInput, type PaymentIntentView } from "./payment-intents";
+import { billingRuntime, type BillingDeps } from "./runtime";
+import { cancelSubscriptionsOf, createSubscription, currentSubscription, type CreateSubscriptionInput, type SubscriptionView } from "./subscriptions";
+import { handleWebhook } from "./webhook/process-event";
+
+/** SPEC 2.8 */
+export interface CreditBalanceView {
+  balance: number;
+  currency: "USD";
+}
+
+/** GET /api/billing/config */
+export interface BillingConfigView {
+  plans: PublicPlan[];
+  credit_packages: Array<{ amount: number; bonus: number; total: number }>;
+  payment_publishable_key: string;
+}
+
+/** GET /api/billing/subscription: the subscription (null on free), the plan that applies and its limits. */
+export interface SubscriptionStatusView {
+  subscription: SubscriptionView | null;
+  plan: PublicPlan;
+  limits: { requests_per_minute: number; concurrent_requests: number; monthly_credits: number };
+}
+
+export interface HistoryEntryView {
+  id: string;
+  type: LedgerEntryKind;
+  /** dollars, signed */
+  amount: number;
+  balance_after: number;
+  created_at: string;
+}
+
+/** GET /api/billing/history */
+export interface HistoryView {
+  entries: HistoryEntryView[];
+  /** pass as `before` to read the next page; null on the last page */
+  next_before: number | null;
+}
+
+const HISTORY_KINDS: LedgerEntryKind[] = ["purchase", "bonus", "plan_credits", "refund", "adjustment"];
+
+const historyEntry = (entry: LedgerEntry): HistoryEntryView => ({
+  id: entry.id,
+  type: entry.kind,
+  amount: microsToDollars(entry.amount),
+  balance_after: microsToDollars(entry.balanceAfter),
+  created_at: entry.createdAt.toISOString(),
+});
+
+export const billing = {
+  async credits(deps: BillingDeps, userId: string): Promise<CreditBalanceView> {
+    return { balance: microsToDollars(await deps.ledger.balance(userId)), currency: "USD" };
+  },
+
+  config(deps: BillingDeps): BillingConfigView {
+    return {
+      plans: deps.config.plans.map(publicPlan),
+      credit_packages: deps.config.creditPackages.map((p) => ({ amount: p.amount, bonus: p.bonus, total: p.total })),
+      payment_publishable_key: deps.config.stripe.publishableKey,
+    };
+  },
+
+  createCheckoutSession: (deps: BillingDeps, userId: string, input: CreateCheckoutInput): Promise<CheckoutSessionView> =>
+    createCheckoutSession(billingRuntime(deps), userId, input),
+
+  createPaymentIntent: (deps: BillingDeps, userId: string, input: CreatePaymentIntentInput): Promise<PaymentIntentView> =>
+    createPaymentIntent(billingRuntime(deps), userId, input),
+
+  createSubscription: (deps: BillingDeps, userId: string, input: CreateSubscriptionInput): Promise<SubscriptionView> =>
+    createSubscription(billingRuntime(deps), userId, input),
+
+  async subscription(deps: BillingDeps, userId: string): Promise<SubscriptionStatusView> {
+    const plan = await deps.plans.planFor(userId);
+    return {
+      subscription: await currentSubscription(billingRuntime(deps), userId),
+      plan: publicPlan(plan),
+      limits: {
+        requests_per_minute: plan.requestsPerMinute,
+        concurrent_requests: plan.concurrentRequests,
+        monthly_credits: microsToDollars(plan.monthlyCreditsMicros),
+      },
+    };
+  },
+
+  async history(deps: BillingDeps, userId: string, opts: { limit: number; before?: number }): Promise<HistoryView> {
+    const entries = await deps.ledger.entries(userId, { limit: opts.limit + 1, beforeSeq: opts.before, kinds: HISTORY_KINDS });
+    const page = entries.slice(0, opts.limit);
+    const last = page[page.length - 1];
+    return { entries: page.map(historyEntry), next_before: entries.length > opts.limit && last ? last.seq : null };
+  },
+
+  webhook: (deps: BillingDeps, rawBody: Buffer, signature: string | undefined): Promise<{ received: true }> =>
+    handleWebhook(billingRuntime(deps), rawBody, signature),
+
+  /** account deletion hook: cancels active subscriptions at the processor */
+  cancelSubscriptions: (deps: BillingDeps, userId: string): Promise<number> =>
+    cancelSubscriptionsOf(billingRuntime(deps), userId),
+};

@@ -1,0 +1,55 @@
+import { Schema, type Connection } from "mongoose";
+import { isDuplicateKey, modelOn } from "./model";
+
+/** One billing account per user: the link to the user's Stripe customer. `_id` is the user id. */
+export interface BillingAccount {
+  userId: string;
+  stripeCustomerId: string;
+  createdAt: Date;
+}
+
+interface BillingAccountDoc {
+  _id: string;
+  stripeCustomerId: string;
+  createdAt: Date;
+}
+
+const schema = new Schema<BillingAccountDoc>({
+  _id: { type: String, required: true },
+  stripeCustomerId: { type: String, required: true, index: true },
+  createdAt: { type: Date, required: true },
+}, { collection: "billing_accounts", versionKey: false });
+
+const toAccount = (doc: BillingAccountDoc): BillingAccount => ({ userId: doc._id, stripeCustomerId: doc.stripeCustomerId, createdAt: doc.createdAt });
+
+export interface BillingAccountStore {
+  byUser(userId: string): Promise<BillingAccount | null>;
+  byCustomer(customerId: string): Promise<BillingAccount | null>;
+  /** first writer wins; returns the stored account (the winner's when a concurrent insert got there first) */
+  insert(account: BillingAccount): Promise<BillingAccount>;
+}
+
+export function billingAccountStore(connection: Connection): BillingAccountStore {
+  const model = modelOn(connection, "BillingAccount", schema);
+  return {
+    async byUser(userId) {
+      const doc = await model.findById(userId).lean<BillingAccountDoc>();
+      return doc ? toAccount(doc) : null;
+    },
+    async byCustomer(customerId) {
+      const doc = await model.findOne({ stripeCustomerId: customerId }).lean<BillingAccountDoc>();
+      return doc ? toAccount(doc) : null;
+    },
+    async insert(account) {
+      try {
+        await model.create({ _id: account.userId, stripeCustomerId: account.stripeCustomerId, createdAt: account.createdAt });
+        return account;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const existing = await model.findById(account.userId).lean<BillingAccountDoc>();
+        if (!existing) throw err;
+        return toAccount(existing);
+      }
+    },
+  };
+}

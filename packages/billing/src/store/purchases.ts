@@ -1,0 +1,69 @@
+import { Schema, type Connection } from "mongoose";
+import { modelOn } from "./model";
+
+/** A credit purchase we asked the processor for; the webhook grants it once the money arrives. */
+export interface Purchase {
+  id: string;
+  userId: string;
+  source: "payment_intent" | "checkout";
+  /** what the user pays, in cents */
+  amountCents: number;
+  currency: string;
+  creditsMicros: number;
+  bonusMicros: number;
+  paymentIntentId?: string;
+  checkoutSessionId?: string;
+  createdAt: Date;
+}
+
+interface PurchaseDoc extends Omit<Purchase, "id"> {
+  _id: string;
+}
+
+const schema = new Schema<PurchaseDoc>({
+  _id: { type: String, required: true },
+  userId: { type: String, required: true, index: true },
+  source: { type: String, required: true },
+  amountCents: { type: Number, required: true },
+  currency: { type: String, required: true },
+  creditsMicros: { type: Number, required: true },
+  bonusMicros: { type: Number, required: true },
+  paymentIntentId: { type: String, index: true },
+  checkoutSessionId: { type: String, index: true },
+  createdAt: { type: Date, required: true },
+}, { collection: "billing_purchases", versionKey: false });
+
+const toPurchase = ({ _id, ...rest }: PurchaseDoc): Purchase => ({ id: _id, ...rest });
+
+export interface PurchaseStore {
+  insert(purchase: Purchase): Promise<void>;
+  /** records the processor's object ids once known (a plain update: ids never change once set) */
+  link(id: string, ids: { paymentIntentId?: string; checkoutSessionId?: string }): Promise<void>;
+  byId(id: string): Promise<Purchase | null>;
+  /** newest purchase announcing this payment intent */
+  byPaymentIntent(paymentIntentId: string): Promise<Purchase | null>;
+}
+
+export function purchaseStore(connection: Connection): PurchaseStore {
+  const model = modelOn(connection, "BillingPurchase", schema);
+  return {
+    async insert(purchase) {
+      const { id, ...rest } = purchase;
+      await model.create({ _id: id, ...rest });
+    },
+    async link(id, ids) {
+      const set: Record<string, string> = {};
+      if (ids.paymentIntentId) set.paymentIntentId = ids.paymentIntentId;
+      if (ids.checkoutSessionId) set.checkoutSessionId = ids.checkoutSessionId;
+      if (Object.keys(set).length > 0) await model.updateOne({ _id: id }, { $set: set });
+    },
+    async byId(id) {
+      const doc = await model.findById(id).lean<PurchaseDoc>();
+      return doc ? toPurchase(doc) : null;
+    },
+    async byPaymentIntent(paymentIntentId) {
+      const doc = await model.findOne({ paymentIntentId }).sort({ createdAt: -1 }).lean<PurchaseDoc>();
+      return doc ? toPurchase(doc) : null;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import type Stripe from "stripe";
+import { findPlan } from "../catalog";
+import { grantPurchase } from "../purchases";
+import type { BillingRuntime } from "../runtime";
+import type { Purchase } from "../store/purchases";
+import { planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
+import { currentStates, toSubscriptionStatus, type SubscriptionSnapshot } from "../subscription-state";
+
+/** What a handler did, stored with the event and logged. */
+export type Outcome = string;
+
+async function purchaseFor(rt: BillingRuntime, metadata: Stripe.Metadata | null | undefined, paymentIntentId: string | undefined): Promise<Purchase | null> {
+  const purchaseId = metadata?.purchase_id;
+  if (purchaseId) {
+    const purchase = await rt.stores.purchases.byId(purchaseId);
+    if (purchase) return purchase;
+  }
+  return paymentIntentId ? rt.stores.purchases.byPaymentIntent(paymentIntentId) : null;
+}
+
+/** payment_intent.succeeded: the credits and bonus of the purchase it pays, once. */
+export async function onPaymentIntentSucceeded(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Outcome> {
+  const purchase = await purchaseFor(rt, intent.metadata, intent.id);
+  if (!purchase) return "ignored: unknown payment intent";
+  await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id });
+  const result = await grantPurchase(rt, purchase, intent.id);
+  return result.applied ? `granted ${purchase.id}` : `already granted ${purchase.id}`;
+}
+
+/** checkout.session.completed: a paid credit checkout grants its purchase (same keys as its payment intent's event). */
+export async function onCheckoutCompleted(rt: BillingRuntime, session: Stripe.Checkout.Session): Promise<Outcome> {
+  if (session.mode !== "payment") return "ignored: subscription checkouts are handled by subscription events";
+  if (session.payment_status !== "paid") return "ignored: not paid yet";
+  const paymentIntentId = stripeId(session.payment_intent);
+  const purchase = await purchaseFor(rt, session.metadata, paymentIntentId);
+  if (!purchase) return "ignored: unknown checkout session";
+  await rt.stores.purchases.link(purchase.id, { paymentIntentId, checkoutSessionId: session.id });
+  const result = await grantPurchase(rt, purchase, paymentIntentId);
+  return result.applied ? `granted ${purchase.id}` : `already granted ${purchase.id}`;
+}
+
+/** customer.subscription.created / updated / deleted: a new snapshot; the newest one is the state. */
+export async function onSubscriptionEvent(rt: BillingRuntime, event: Stripe.Event, sub: Stripe.Subscription): Promise<Outcome> {
+  const userId = await userIdOf(rt, sub.metadata, sub.customer);
+  if (!userId) return "ignored: unknown user";
+  const known = await rt.stores.snapshots.bySubscription(sub.id);
+  const planId = (await planIdOfSubscription(rt, sub)) ?? currentStates(known)[0]?.planId ?? null;
+  if (!planId) return "ignored: unknown plan";
+  const status = event.type === "customer.subscription.deleted" ? "canceled" : toSubscriptionStatus(sub.status);
+  if (!status) return `ignored: unknown status ${sub.status}`;
+  const period = subscriptionPeriod(sub);
+  await rt.stores.snapshots.insert({
+    id: `evt:${event.id}`,
+    subscriptionId: sub.id,
+    userId,
+    planId,
+    status,
+    at: event.created,
+    periodStart: period.start,
+    periodEnd: period.end,
+    cancelAtPeriodEnd: sub.cancel_at_period_end,
+  }, rt.now());
+  rt.plans.invalidate(userId);
+  return `subscription ${sub.id} ${status}`;
+}
+
+/** The subscription an invoice bills (moved under `parent` in newer API versions). */
+function subscriptionOfInvoice(invoice: Stripe.Invoice): { id?: string; metadata?: Stripe.Metadata | null } {
+  const details = invoice.parent?.subscription_details;
+  if (details) return { id: stripeId(details.subscription), metadata: details.metadata };
+  const legacy: unknown = (invoice as unknown as Record<string, unknown>).subscription;
+  return { id: typeof legacy === "string" ? legacy : undefined };
+}
+
+interface InvoiceContext {
+  userId: string;
+  subscriptionId: string;
+  latest?: SubscriptionSnapshot;
+  planId?: string;
+}
+
+async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Promise<InvoiceContext | null> {
+  const sub = subscriptionOfInvoice(invoice);
+  if (!sub.id) return null;
+  const latest = currentStates(await rt.stores.snapshots.bySubscription(sub.id))[0];
+  const userId = latest?.userId ?? (await userIdOf(rt, sub.metadata, invoice.customer));
+  if (!userId) return null;
+  const metadataPlan = sub.metadata?.plan_id;
+  const planId = metadataPlan && findPlan(rt.config, metadataPlan) ? metadataPlan : latest?.planId;
+  return { userId, subscriptionId: sub.id, latest, planId };
+}
+
+/** invoice.payment_succeeded: the plan's monthly credits, once per invoice. */
+export async function onInvoicePaid(rt: BillingRuntime, invoice: Stripe.Invoice): Promise<Outcome> {
+  const ctx = await invoiceContext(rt, invoice);
+  if (!ctx) return "ignored: invoice of an unknown subscription or user";
+  const plan = ctx.planId ? findPlan(rt.config, ctx.planId) : undefined;
+  if (!plan) return "ignored: unknown plan";
+  if (plan.monthlyCreditsMicros <= 0) return "ignored: plan has no monthly credits";
+  const result = await rt.ledger.credit(ctx.userId, plan.monthlyCreditsMicros, {
+    kind: "plan_credits",
+    idempotencyKey: `inv:${invoice.id}`,
+    meta: { invoiceId: invoice.id, subscriptionId: ctx.subscriptionId, planId: plan.id },
+  });
+  return result.applied ? `plan credits for ${invoice.id}` : `already credited ${invoice.id}`;
+}
+
+/** invoice.payment_failed: the subscription is past_due (unless a newer state says otherwise) and the user is told. */
+export async function onInvoiceFailed(rt: BillingRuntime, event: Stripe.Event, invoice: Stripe.Invoice): Promise<Outcome> {
+  const ctx = await invoiceContext(rt, invoice);
+  if (!ctx || !ctx.planId) return "ignored: invoice of an unknown subscription or user";
+  const plan = findPlan(rt.config, ctx.planId);
+  await rt.stores.snapshots.insert({
+    id: `evt:${event.id}`,
+    subscriptionId: ctx.subscriptionId,
+    userId: ctx.userId,
+    planId: ctx.planId,
+    status: "past_due",
+    at: event.created,
+    periodStart: ctx.latest?.periodStart,
+    periodEnd: ctx.latest?.periodEnd,
+  }, rt.now());
+  rt.plans.invalidate(ctx.userId);
+  const details = { planName: plan?.name ?? ctx.planId, amountDue: (invoice.amount_due ?? 0) / 100, currency: invoice.currency ?? "usd" };
+  if (rt.billingNotifier) {
+    try {
+      await rt.billingNotifier.paymentFailed(ctx.userId, details);
+    } catch (err) {
+      // the state change stands; a lost e-mail must not make the processor redeliver the event
+      rt.logger.warn({ err: (err as Error).message, userId: ctx.userId }, "payment failed e-mail could not be sent");
+    }
+  } else {
+    rt.logger.info({ userId: ctx.userId, ...details }, "subscription payment failed (no mailer configured)");
+  }
+  return `subscription ${ctx.subscriptionId} past_due`;
+}

@@ -1,0 +1,60 @@
+import type Stripe from "stripe";
+import type { BillingRuntime } from "../runtime";
+import { isLiveKey } from "../stripe/client";
+import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
+import { verifyWebhookEvent } from "./verify";
+
+/** A claim older than this whose delivery never finished (crashed instance) is taken over by a redelivery. */
+const STALE_CLAIM_MS = 2 * 60_000;
+
+async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcome> {
+  switch (event.type) {
+    case "payment_intent.succeeded":
+      return onPaymentIntentSucceeded(rt, event.data.object);
+    case "checkout.session.completed":
+      return onCheckoutCompleted(rt, event.data.object);
+    case "customer.subscription.created":
+    case "customer.subscription.updated":
+    case "customer.subscription.deleted":
+      return onSubscriptionEvent(rt, event, event.data.object);
+    case "invoice.payment_succeeded":
+      return onInvoicePaid(rt, event.data.object);
+    case "invoice.payment_failed":
+      return onInvoiceFailed(rt, event, event.data.object);
+    default:
+      return `ignored: unhandled type ${event.type}`;
+  }
+}
+
+/**
+ * Verifies and processes one webhook delivery, once per event id: the insert of the event id is the claim, so
+ * duplicates (also concurrent ones) change nothing. A handler failure gives the claim back and rethrows, so the
+ * processor's retry runs it again; handlers are idempotent, so a rerun after a crash is harmless too.
+ */
+export async function handleWebhook(rt: BillingRuntime, rawBody: Buffer, signature: string | undefined): Promise<{ received: true }> {
+  const event = verifyWebhookEvent(rawBody, signature, rt.config.stripe.webhookSecret);
+  const log = rt.logger.child({ eventId: event.id, eventType: event.type });
+  if (Boolean(event.livemode) !== isLiveKey(rt.config.stripe.secretKey)) {
+    log.warn({ livemode: event.livemode }, "webhook ignored: livemode does not match the secret key's mode");
+    return { received: true };
+  }
+  const claim = await rt.stores.events.claim(event.id, event.type, rt.now());
+  if (!claim.claimed) {
+    const stale = !claim.completed && rt.clock.now() - claim.claimedAt.getTime() > STALE_CLAIM_MS;
+    if (!stale) {
+      log.info({ completed: claim.completed }, "webhook duplicate ignored");
+      return { received: true };
+    }
+    await rt.stores.events.reclaim(event.id, rt.now());
+  }
+  let outcome: Outcome;
+  try {
+    outcome = await dispatch(rt, event);
+  } catch (err) {
+    await rt.stores.events.release(event.id).catch(() => undefined);
+    throw err;
+  }
+  await rt.stores.events.complete(event.id, outcome, rt.now());
+  log.info({ outcome }, "webhook processed");
+  return { received: true };
+}
