@@ -1,0 +1,91 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import express from "express";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findWebDist } from "./dist-dir";
+import { missingBuildPage, staticSite } from "./static-site";
+
+function fakeDist(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "gw-web-dist-"));
+  mkdirSync(path.join(dir, "assets"));
+  writeFileSync(path.join(dir, "index.html"), "<!doctype html><div id=root></div>");
+  writeFileSync(path.join(dir, "assets", "index-abc123.js"), "console.log(1)");
+  writeFileSync(path.join(dir, "robots.txt"), "User-agent: *");
+  return dir;
+}
+
+async function listen(app: express.Express): Promise<{ url: string; server: Server }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe("staticSite", () => {
+  let url: string;
+  let server: Server;
+  beforeAll(async () => {
+    const app = express();
+    app.use(staticSite(fakeDist()));
+    app.use((_req, res) => { res.status(404).json({ error: { code: "not_found" } }); });
+    ({ url, server } = await listen(app));
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("serves hashed assets as immutable and other files as no-cache", async () => {
+    const asset = await fetch(`${url}/assets/index-abc123.js`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    const robots = await fetch(`${url}/robots.txt`);
+    expect(robots.headers.get("cache-control")).toBe("no-cache");
+  });
+
+  it("answers client-side routes with index.html, revalidated on every load", async () => {
+    for (const route of ["/", "/dashboard", "/dashboard/keys", "/verify-email?token=abc", "/settings/profile"]) {
+      const res = await fetch(`${url}${route}`);
+      expect(res.status, route).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(res.headers.get("cache-control")).toBe("no-cache");
+      expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+      expect(await res.text()).toContain('<div id=root>');
+    }
+  });
+
+  it("never answers API paths, missing assets or non-GET requests with the shell", async () => {
+    for (const [method, route] of [["GET", "/api/nope"], ["GET", "/v1/nope"], ["GET", "/api"], ["GET", "/assets/missing.js"], ["POST", "/dashboard"]] as const) {
+      const res = await fetch(`${url}${route}`, { method });
+      expect(res.status, `${method} ${route}`).toBe(404);
+      expect(await res.json()).toEqual({ error: { code: "not_found" } });
+    }
+  });
+});
+
+describe("missingBuildPage", () => {
+  it("tells the operator to build, and leaves API paths alone", async () => {
+    const app = express();
+    app.use(missingBuildPage());
+    app.use((_req, res) => { res.status(404).end(); });
+    const { url, server } = await listen(app);
+    try {
+      const page = await fetch(`${url}/dashboard`);
+      expect(page.status).toBe(503);
+      expect(await page.text()).toContain("npm run build");
+      expect((await fetch(`${url}/api/keys`)).status).toBe(404);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe("findWebDist", () => {
+  it("finds apps/web/dist from the sources and from the bundle directory", () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "gw-layout-"));
+    const dist = path.join(root, "apps", "web", "dist");
+    mkdirSync(dist, { recursive: true });
+    writeFileSync(path.join(dist, "index.html"), "x");
+    expect(findWebDist(path.join(root, "apps", "server", "src", "web"))).toBe(dist);
+    expect(findWebDist(path.join(root, "apps", "server", "dist"))).toBe(dist);
+  });
+});

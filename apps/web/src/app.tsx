@@ -1,0 +1,43 @@
+import { Navigate, Route, Routes } from "react-router-dom";
+import { EmptyState } from "./components/ui";
+import { RedirectIfSignedIn, RequireAuth, SessionWatcher } from "./features/auth/auth-provider";
+import { ForgotPasswordPage } from "./features/auth/forgot-password-page";
+import { LoginPage } from "./features/auth/login-page";
+import { ResetPasswordPage } from "./features/auth/reset-password-page";
+import { SignupPage } from "./features/auth/signup-page";
+import { VerifyEmailPage } from "./features/auth/verify-email-page";
+import { BillingPage } from "./features/billing/billing-page";
+import { KeysPage } from "./features/keys/keys-page";
+import { OverviewPage } from "./features/overview/overview-page";
+import { PlaygroundPage } from "./features/playground/playground-page";
+import { SettingsPage } from "./features/settings/settings-page";
+import { StatusPage } from "./features/status/status-page";
+import { AppShell } from "./layout/app-shell";
+
+export function App() {
+  return (
+    <SessionWatcher>
+      <Routes>
+        <Route path="/login" element={<RedirectIfSignedIn><LoginPage /></RedirectIfSignedIn>} />
+        <Route path="/signup" element={<RedirectIfSignedIn><SignupPage /></RedirectIfSignedIn>} />
+        <Route path="/verify-email" element={<VerifyEmailPage />} />
+        <Route path="/forgot-password" element={<ForgotPasswordPage />} />
+        <Route path="/reset-password" element={<ResetPasswordPage />} />
+        <Route element={<AppShell />}>
+          <Route path="/status" element={<StatusPage />} />
+        </Route>
+        <Route element={<RequireAuth><AppShell /></RequireAuth>}>
+          <Route path="/dashboard" element={<OverviewPage />} />
+          <Route path="/dashboard/keys" element={<KeysPage />} />
+          <Route path="/dashboard/billing" element={<BillingPage />} />
+          <Route path="/dashboard/playground" element={<PlaygroundPage />} />
+          <Route path="/settings" element={<SettingsPage />} />
+          <Route path="/settings/*" element={<SettingsPage />} />
+          <Route path="/dashboard/*" element={<EmptyState title="Page not found" />} />
+        </Route>
+        <Route path="/" element={<Navigate to="/dashboard" replace />} />
+        <Route path="*" element={<main className="full-page"><EmptyState title="Page not found"><a href="/dashboard">Go to the dashboard</a></EmptyState></main>} />
+      </Routes>
+    </SessionWatcher>
+  );
+}

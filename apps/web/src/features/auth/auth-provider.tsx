@@ -1,0 +1,54 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, type ReactNode } from "react";
+import { Navigate, useLocation, useNavigate } from "react-router-dom";
+import { FullPageSpinner, ErrorAlert } from "../../components/ui";
+import { onSessionLost } from "../../lib/session-events";
+import { meKey, safeNext, useMe } from "./api";
+
+/** Listens for a lost session reported by any API call and sends the user to log in, then back. */
+export function SessionWatcher({ children }: { children: ReactNode }) {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const location = useLocation();
+  useEffect(
+    () =>
+      onSessionLost((code) => {
+        qc.clear();
+        qc.setQueryData(meKey, null);
+        const next = `${location.pathname}${location.search}`;
+        const reason = code === "session_expired" ? "&reason=expired" : "";
+        navigate(`/login?next=${encodeURIComponent(next)}${reason}`, { replace: true });
+      }),
+    [qc, navigate, location.pathname, location.search],
+  );
+  return children;
+}
+
+/** Renders nothing of a protected page until /me has answered: no flash of unauthenticated content. */
+export function RequireAuth({ children }: { children: ReactNode }) {
+  const me = useMe();
+  const location = useLocation();
+  if (me.isPending) return <FullPageSpinner />;
+  if (me.isError) {
+    return (
+      <div className="full-page">
+        <ErrorAlert error={me.error} title="Could not load your account" />
+        <button type="button" className="btn" onClick={() => void me.refetch()}>Try again</button>
+      </div>
+    );
+  }
+  if (!me.data) {
+    const next = `${location.pathname}${location.search}`;
+    return <Navigate to={`/login?next=${encodeURIComponent(next)}`} replace />;
+  }
+  return children;
+}
+
+/** Login and signup pages: a signed-in user goes straight to where they were heading. */
+export function RedirectIfSignedIn({ children }: { children: ReactNode }) {
+  const me = useMe();
+  const location = useLocation();
+  if (me.isPending) return <FullPageSpinner />;
+  if (me.data) return <Navigate to={safeNext(new URLSearchParams(location.search).get("next"))} replace />;
+  return children;
+}

@@ -1,0 +1,151 @@
+import { useState, type FormEvent } from "react";
+import { useSearchParams } from "react-router-dom";
+import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
+import { formatDate, formatDay, formatMoney } from "../../lib/format";
+import { useBalance, useBillingConfig, useCheckout, usePaymentHistory, useSubscription, type Plan } from "./api";
+
+/** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
+export function validateCustomAmount(raw: string): string | null {
+  if (!/^\d+(\.\d{1,2})?$/.test(raw.trim())) return "Enter an amount in dollars, with at most two decimals.";
+  const value = Number(raw);
+  if (value < 1 || value > 10_000) return "The amount must be between $1 and $10,000.";
+  return null;
+}
+
+function CreditsCard() {
+  const config = useBillingConfig();
+  const checkout = useCheckout();
+  const [custom, setCustom] = useState("");
+  const [customError, setCustomError] = useState<string | null>(null);
+
+  function buyCustom(event: FormEvent) {
+    event.preventDefault();
+    const problem = validateCustomAmount(custom);
+    setCustomError(problem);
+    if (!problem) checkout.mutate({ type: "credits", amount: Number(custom) });
+  }
+
+  return (
+    <Card title="Buy credits">
+      {config.isPending ? <Spinner /> : null}
+      <ErrorAlert error={config.error} />
+      <div className="packages">
+        {config.data?.credit_packages.map((p) => (
+          <div key={p.amount} className="package">
+            <p className="package-amount">{formatMoney(p.amount)}</p>
+            <p className={p.bonus > 0 ? "bonus" : "muted"}>{p.bonus > 0 ? `+ ${formatMoney(p.bonus)} bonus` : "No bonus"}</p>
+            <p className="muted">You get {formatMoney(p.total)} in credits</p>
+            <button type="button" className="btn btn-primary" disabled={checkout.isPending} onClick={() => checkout.mutate({ type: "credits", amount: p.amount })}>
+              Buy {formatMoney(p.amount)}
+            </button>
+          </div>
+        ))}
+      </div>
+      <form className="form form-inline" onSubmit={buyCustom} noValidate>
+        <label className="field">
+          <span>Custom amount (USD)</span>
+          <input name="custom-amount" inputMode="decimal" value={custom} onChange={(e) => setCustom(e.target.value)} placeholder="25" aria-invalid={customError ? true : undefined} />
+        </label>
+        <button type="submit" className="btn" disabled={checkout.isPending || !custom.trim()}>Buy credits</button>
+      </form>
+      {customError ? <p className="field-error" role="alert">{customError}</p> : null}
+      {checkout.isPending || checkout.isSuccess ? <Spinner label="Redirecting to secure checkout…" /> : null}
+      <ErrorAlert error={checkout.error} />
+    </Card>
+  );
+}
+
+function PlanOption({ plan, current, onSubscribe, busy }: { plan: Plan; current: boolean; onSubscribe: () => void; busy: boolean }) {
+  return (
+    <div className={current ? "plan current" : "plan"}>
+      <h3>{plan.name}</h3>
+      <p className="plan-price">{plan.price === 0 ? "Free" : `${formatMoney(plan.price)} / ${plan.interval}`}</p>
+      <ul className="features">
+        {(plan.features ?? []).map((f) => <li key={f}>{f}</li>)}
+      </ul>
+      {current ? (
+        <span className="badge">Current plan</span>
+      ) : plan.price > 0 ? (
+        <button type="button" className="btn btn-primary" disabled={busy} onClick={onSubscribe}>Subscribe to {plan.name}</button>
+      ) : null}
+    </div>
+  );
+}
+
+function PlansCard() {
+  const config = useBillingConfig();
+  const sub = useSubscription();
+  const checkout = useCheckout();
+  const currentId = sub.data?.plan.id ?? "free";
+  const subscription = sub.data?.subscription;
+  return (
+    <Card title="Plan and subscription">
+      <ErrorAlert error={sub.error} />
+      {subscription ? (
+        <dl className="details">
+          <div><dt>Plan</dt><dd>{subscription.plan.name}</dd></div>
+          <div><dt>Status</dt><dd><span className={`badge badge-${subscription.status}`}>{subscription.status}</span></dd></div>
+          <div><dt>Current period</dt><dd>{formatDay(subscription.current_period_start)} – {formatDay(subscription.current_period_end)}</dd></div>
+        </dl>
+      ) : sub.data ? (
+        <p className="muted">You are on the free plan: pay as you go with credits.</p>
+      ) : null}
+      <div className="plans">
+        {config.data?.plans.map((plan) => (
+          <PlanOption key={plan.id} plan={plan} current={plan.id === currentId} busy={checkout.isPending}
+            onSubscribe={() => checkout.mutate({ type: "subscription", plan_id: plan.id })} />
+        ))}
+      </div>
+      {checkout.isPending || checkout.isSuccess ? <Spinner label="Redirecting to secure checkout…" /> : null}
+      <ErrorAlert error={checkout.error} />
+    </Card>
+  );
+}
+
+function HistoryCard() {
+  const history = usePaymentHistory();
+  return (
+    <Card title="Payment history">
+      {history.isPending ? <Spinner /> : null}
+      <ErrorAlert error={history.error} />
+      {history.data && history.data.entries.length === 0 ? <EmptyState title="No payments yet" /> : null}
+      {history.data && history.data.entries.length > 0 ? (
+        <div className="table-wrap">
+          <table className="table">
+            <thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" className="num">Amount</th></tr></thead>
+            <tbody>
+              {history.data.entries.map((e) => (
+                <tr key={e.id}>
+                  <td data-label="Date">{formatDate(e.created_at)}</td>
+                  <td data-label="Description">{e.description}</td>
+                  <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatMoney(e.amount)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Card>
+  );
+}
+
+export function BillingPage() {
+  const balance = useBalance();
+  const [params] = useSearchParams();
+  const outcome = params.get("checkout");
+  return (
+    <>
+      <PageTitle subtitle="Prepaid credits pay for every request; a plan raises your limits and includes monthly credits.">Billing</PageTitle>
+      {outcome === "success" ? <Notice tone="success">Payment received. Your credits appear as soon as the payment is confirmed.</Notice> : null}
+      {outcome === "cancelled" ? <Notice tone="warning">Checkout was cancelled; nothing was charged.</Notice> : null}
+      <Card title="Balance" className="stat">
+        {balance.isPending ? <Spinner /> : null}
+        <ErrorAlert error={balance.error} />
+        {balance.data ? <p className="stat-value" data-testid="billing-balance">{formatMoney(balance.data.balance)}</p> : null}
+      </Card>
+      <CreditsCard />
+      <PlansCard />
+      <HistoryCard />
+    </>
+  );
+}

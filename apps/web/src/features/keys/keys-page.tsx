@@ -1,0 +1,108 @@
+import { useState, type FormEvent } from "react";
+import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
+import { formatDate, formatNumber } from "../../lib/format";
+import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey } from "./api";
+import { KeyReveal } from "./key-reveal";
+
+function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
+  const create = useCreateKey();
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const input = { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) };
+    create.mutate(input, {
+      onSuccess: (key) => {
+        setName("");
+        setDescription("");
+        onCreated(key);
+      },
+    });
+  }
+
+  return (
+    <form className="form form-inline" onSubmit={submit} noValidate>
+      <label className="field">
+        <span>Name</span>
+        <input name="key-name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. production backend" />
+      </label>
+      <label className="field grow">
+        <span>Description <span className="muted">(optional)</span></span>
+        <input name="key-description" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="What is this key for?" />
+      </label>
+      <button type="submit" className="btn btn-primary" disabled={create.isPending || !name.trim()}>
+        {create.isPending ? "Creating…" : "Create key"}
+      </button>
+      <ErrorAlert error={create.error} />
+    </form>
+  );
+}
+
+function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
+  const revoke = useRevokeKey();
+  const [confirming, setConfirming] = useState(false);
+  if (!confirming) {
+    return (
+      <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setConfirming(true)} aria-label={`Revoke key ${apiKey.name}`}>
+        Revoke
+      </button>
+    );
+  }
+  return (
+    <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`}>
+      <span>Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
+      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => revoke.mutate(apiKey.id)} autoFocus>
+        {revoke.isPending ? "Revoking…" : "Yes, revoke"}
+      </button>
+      <button type="button" className="btn btn-small" onClick={() => setConfirming(false)}>Cancel</button>
+      <ErrorAlert error={revoke.error} />
+    </div>
+  );
+}
+
+function KeysTable({ keys }: { keys: ApiKey[] }) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <thead>
+          <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Uses</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => (
+            <tr key={key.id} data-key-id={key.id}>
+              <td data-label="Name">{key.name}</td>
+              <td data-label="Key"><code>{key.prefix}…</code></td>
+              <td data-label="Created">{formatDate(key.created_at)}</td>
+              <td data-label="Last used">{key.last_used ? formatDate(key.last_used) : "Never"}</td>
+              <td data-label="Uses" className="num">{formatNumber(key.usage_count)}</td>
+              <td className="actions"><RevokeButton apiKey={key} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function KeysPage() {
+  const keys = useKeys();
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  return (
+    <>
+      <PageTitle subtitle="Keys authenticate programmatic calls: send them as Authorization: Bearer <key>.">API keys</PageTitle>
+      <Card title="Create a key">
+        {created ? <KeyReveal created={created} onDone={() => setCreated(null)} /> : <CreateKeyForm onCreated={setCreated} />}
+      </Card>
+      <Card title="Active keys">
+        {keys.isPending ? <Spinner /> : null}
+        <ErrorAlert error={keys.error} />
+        {keys.data && keys.data.keys.length === 0 ? (
+          <EmptyState title="No keys yet">Create one above to call the API from your code.</EmptyState>
+        ) : null}
+        {keys.data && keys.data.keys.length > 0 ? <KeysTable keys={keys.data.keys} /> : null}
+        {keys.data && keys.data.total > keys.data.keys.length ? <Notice>Showing {keys.data.keys.length} of {keys.data.total} keys.</Notice> : null}
+      </Card>
+    </>
+  );
+}

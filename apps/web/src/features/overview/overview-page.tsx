@@ -1,0 +1,86 @@
+import { useMemo, useState } from "react";
+import { Link } from "react-router-dom";
+import { Card, EmptyState, ErrorAlert, PageTitle, Spinner } from "../../components/ui";
+import { formatDay, formatMoney, formatNumber } from "../../lib/format";
+import { useBalance, useSubscription } from "../billing/api";
+import { useUsage } from "./api";
+import { shapeChartData, type ChartMetric } from "./chart-data";
+import { RecentRequests } from "./recent-requests";
+import { UsageChart } from "./usage-chart";
+
+function BalanceCard() {
+  const balance = useBalance();
+  return (
+    <Card title="Balance" className="stat">
+      {balance.isPending ? <Spinner /> : null}
+      <ErrorAlert error={balance.error} />
+      {balance.data ? <p className="stat-value" data-testid="balance">{formatMoney(balance.data.balance)}</p> : null}
+      <Link to="/dashboard/billing">Add credits</Link>
+    </Card>
+  );
+}
+
+function PlanCard() {
+  const sub = useSubscription();
+  const plan = sub.data?.plan;
+  return (
+    <Card title="Plan" className="stat">
+      {sub.isPending ? <Spinner /> : null}
+      <ErrorAlert error={sub.error} />
+      {plan ? (
+        <>
+          <p className="stat-value">{plan.name}</p>
+          <ul className="plain-list muted">
+            {plan.limits?.requests_per_minute !== undefined ? <li>{formatNumber(plan.limits.requests_per_minute)} requests / minute</li> : null}
+            {plan.limits?.concurrent_requests !== undefined ? <li>{formatNumber(plan.limits.concurrent_requests)} concurrent requests</li> : null}
+            {sub.data?.subscription ? <li>Renews {formatDay(sub.data.subscription.current_period_end)}</li> : null}
+          </ul>
+        </>
+      ) : null}
+      <Link to="/dashboard/billing">Change plan</Link>
+    </Card>
+  );
+}
+
+export function OverviewPage() {
+  const usage = useUsage(30);
+  const [metric, setMetric] = useState<ChartMetric>("cost");
+  const chart = useMemo(() => shapeChartData(usage.data?.daily ?? [], metric, Date.now()), [usage.data, metric]);
+
+  return (
+    <>
+      <PageTitle subtitle="Your balance, plan and the last 30 days of usage.">Overview</PageTitle>
+      <div className="grid-2">
+        <BalanceCard />
+        <PlanCard />
+      </div>
+      <Card
+        title="Last 30 days"
+        actions={
+          <div className="segmented" role="radiogroup" aria-label="Chart metric">
+            {(["cost", "requests"] as const).map((m) => (
+              <button key={m} type="button" role="radio" aria-checked={metric === m} className={metric === m ? "active" : ""} onClick={() => setMetric(m)}>
+                {m === "cost" ? "Spend" : "Requests"}
+              </button>
+            ))}
+          </div>
+        }
+      >
+        {usage.isPending ? <Spinner /> : null}
+        <ErrorAlert error={usage.error} />
+        {usage.data ? (
+          <>
+            <p className="muted">
+              Total: <strong>{metric === "cost" ? formatMoney(chart.total) : formatNumber(chart.total)}</strong>
+            </p>
+            {chart.total === 0 ? <EmptyState title="No usage in the last 30 days" /> : <UsageChart data={chart} metric={metric} />}
+          </>
+        ) : null}
+      </Card>
+      <Card title="Recent requests">
+        {usage.isPending ? <Spinner /> : null}
+        {usage.data ? <RecentRequests records={usage.data.records} /> : null}
+      </Card>
+    </>
+  );
+}

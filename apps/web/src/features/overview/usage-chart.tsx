@@ -1,0 +1,62 @@
+import { formatMoney, formatNumber } from "../../lib/format";
+import { niceMax, type ChartData, type ChartMetric } from "./chart-data";
+
+const COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#9333ea", "#ca8a04", "#64748b"];
+
+export function colorFor(index: number): string {
+  return COLORS[index % COLORS.length] ?? "#64748b";
+}
+
+const WIDTH = 720;
+const HEIGHT = 220;
+const PAD = { top: 10, right: 8, bottom: 24, left: 52 };
+
+/** Stacked bars in plain SVG; the table fallback below it carries the same numbers for screen readers. */
+export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMetric }) {
+  const format = metric === "cost" ? formatMoney : formatNumber;
+  const top = niceMax(data.max);
+  const innerW = WIDTH - PAD.left - PAD.right;
+  const innerH = HEIGHT - PAD.top - PAD.bottom;
+  const slot = innerW / Math.max(1, data.days.length);
+  const barW = Math.max(2, slot * 0.7);
+  const y = (v: number) => PAD.top + innerH - (v / top) * innerH;
+  const colorIndex = new Map(data.models.map((m, i) => [m, i]));
+
+  return (
+    <figure className="chart">
+      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`${metric === "cost" ? "Spend" : "Requests"} per day for the last ${data.days.length} days, total ${format(data.total)}`}>
+        {[0, 0.5, 1].map((f) => (
+          <g key={f}>
+            <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(top * f)} y2={y(top * f)} className="grid" />
+            <text x={PAD.left - 6} y={y(top * f) + 4} textAnchor="end" className="axis">{format(top * f)}</text>
+          </g>
+        ))}
+        {data.days.map((day, i) => {
+          const x = PAD.left + i * slot + (slot - barW) / 2;
+          let acc = 0;
+          return (
+            <g key={day.date}>
+              <title>{`${day.date}: ${format(day.total)}${day.segments.map((s) => `\n${s.model}: ${format(s.value)}`).join("")}`}</title>
+              {day.segments.map((s) => {
+                const y0 = y(acc);
+                acc += s.value;
+                const y1 = y(acc);
+                return <rect key={s.model} x={x} y={y1} width={barW} height={Math.max(0.5, y0 - y1)} fill={colorFor(colorIndex.get(s.model) ?? 0)} />;
+              })}
+              {i % 7 === 0 || i === data.days.length - 1 ? (
+                <text x={x + barW / 2} y={HEIGHT - 6} textAnchor="middle" className="axis">{day.date.slice(5)}</text>
+              ) : null}
+            </g>
+          );
+        })}
+      </svg>
+      {data.models.length > 0 ? (
+        <figcaption className="legend">
+          {data.models.map((model, i) => (
+            <span key={model} className="legend-item"><span className="swatch" style={{ background: colorFor(i) }} aria-hidden="true" />{model}</span>
+          ))}
+        </figcaption>
+      ) : null}
+    </figure>
+  );
+}

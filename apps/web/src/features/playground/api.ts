@@ -1,0 +1,111 @@
+import { useQuery } from "@tanstack/react-query";
+import { ApiError, isSessionLost, toApiError } from "../../lib/api-error";
+import { apiFetch } from "../../lib/http";
+import { notifySessionLost } from "../../lib/session-events";
+import { readChatStream, type ChatStreamEvent } from "./sse";
+
+/** Dollars, as GET /v1/models shows them (CONTRACT 5 `pricing`). */
+export interface ModelPricing {
+  input_per_1k_tokens?: number;
+  output_per_1k_tokens?: number;
+  image_standard?: number;
+  image_high_res?: number;
+  per_1k_characters?: number;
+  per_minute?: number;
+}
+
+export interface ModelInfo {
+  id: string;
+  type: "text" | "embedding" | "image" | "speech";
+  owned_by: string;
+  context_window?: number | null;
+  pricing?: ModelPricing;
+}
+
+export function useModels() {
+  return useQuery({
+    queryKey: ["models"],
+    queryFn: () => apiFetch<{ data: ModelInfo[] }>("/v1/models"),
+    staleTime: 5 * 60_000,
+  });
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+async function failFrom(res: Response): Promise<never> {
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    body = undefined;
+  }
+  const err = toApiError(res.status, body);
+  if (isSessionLost(err)) notifySessionLost(err.code);
+  throw err;
+}
+
+/** Streams a chat answer with the session cookie (no pasted key): the gateway accepts the dashboard's session. */
+export async function* streamChat(model: string, messages: ChatMessage[], signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
+  let res: Response;
+  try {
+    res = await fetch("/v1/chat/completions", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify({ model, messages, stream: true, stream_options: { include_usage: true } }),
+      signal,
+    });
+  } catch (err) {
+    if (err instanceof DOMException && err.name === "AbortError") throw err;
+    throw new ApiError("network_error", "Network error", 0);
+  }
+  if (!res.ok || !res.body) {
+    await failFrom(res);
+    return;
+  }
+  yield* readChatStream(res.body);
+}
+
+export interface ImageResult {
+  data: Array<{ url?: string; b64_json?: string }>;
+}
+
+export interface SpeechResult {
+  audio: { url?: string; b64_json?: string };
+}
+
+export async function runTask<T>(body: Record<string, unknown>, signal: AbortSignal): Promise<T> {
+  try {
+    return await apiFetch<T>("/api/v1/task", { method: "POST", body, signal });
+  } catch (err) {
+    if (isSessionLost(err) && err instanceof ApiError) notifySessionLost(err.code);
+    throw err;
+  }
+}
+
+/** Dollars for one answer, from the model's listed prices; null when the model lists none for this unit. */
+export function estimateCost(pricing: ModelPricing | undefined, usage: { promptTokens?: number; completionTokens?: number; images?: number; characters?: number }): number | null {
+  if (!pricing) return null;
+  let cost = 0;
+  let known = false;
+  if (usage.promptTokens !== undefined && pricing.input_per_1k_tokens !== undefined) {
+    cost += (usage.promptTokens / 1000) * pricing.input_per_1k_tokens;
+    known = true;
+  }
+  if (usage.completionTokens !== undefined && pricing.output_per_1k_tokens !== undefined) {
+    cost += (usage.completionTokens / 1000) * pricing.output_per_1k_tokens;
+    known = true;
+  }
+  if (usage.images !== undefined && pricing.image_standard !== undefined) {
+    cost += usage.images * pricing.image_standard;
+    known = true;
+  }
+  if (usage.characters !== undefined && pricing.per_1k_characters !== undefined) {
+    cost += (usage.characters / 1000) * pricing.per_1k_characters;
+    known = true;
+  }
+  return known ? cost : null;
+}
