@@ -60,6 +60,13 @@ const envSchema = z.object({
   PASSWORD_MIN_LENGTH: z.coerce.number().int().min(8).default(8),
   JSON_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   AUDIO_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  // gateway: optional upstream moderation, usage write batching, idempotency replay window
+  MODERATION_UPSTREAM_URL: optionalUrl,
+  MODERATION_UPSTREAM_API_KEY: z.string().optional(),
+  MODERATION_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
+  USAGE_FLUSH_BATCH: z.coerce.number().int().positive().default(200),
+  IDEMPOTENCY_TTL_HOURS: z.coerce.number().positive().default(24),
 });
 
 const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive() });
@@ -175,6 +182,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     passwordMinLength: e.PASSWORD_MIN_LENGTH,
     jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
     audioUploadLimitBytes: e.AUDIO_UPLOAD_LIMIT_BYTES,
+    gateway: {
+      moderationUpstream: e.MODERATION_UPSTREAM_URL
+        ? { url: e.MODERATION_UPSTREAM_URL, apiKey: e.MODERATION_UPSTREAM_API_KEY, timeoutMs: e.MODERATION_UPSTREAM_TIMEOUT_MS }
+        : undefined,
+      usageFlushIntervalMs: e.USAGE_FLUSH_INTERVAL_MS,
+      usageFlushBatch: e.USAGE_FLUSH_BATCH,
+      idempotencyTtlSeconds: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3600),
+    },
     ...overrides,
   };
   return config;

@@ -1,4 +1,58 @@
-import type { Express } from "express";
+import { Router, type Express, type RequestHandler } from "express";
+import { createProviderGateway } from "@gw/providers";
+import type { ProviderGateway } from "@gw/providers";
 import type { AppContext } from "../context";
+import type { GatewayDeps } from "./deps";
+import { authenticate } from "./http/auth";
+import { jsonBody, jsonOrMultipartBody } from "./http/body";
+import { IdempotencyStore } from "./idempotency/idempotency-store";
+import { idempotency } from "./idempotency/middleware";
+import { enforceLimits } from "./limits/middleware";
+import { RequestLimits } from "./limits/request-limits";
+import { chatCompletions, completions, embeddings } from "./routes/chat";
+import { imageAGenerate, imageBGenerate } from "./routes/images";
+import { models } from "./routes/models";
+import { task } from "./routes/task";
+import { UsageQueue } from "./usage/usage-queue";
+import { UsageRepository } from "./usage/usage-repository";
+import { usageRoute } from "./usage/usage-route";
 
-export async function mountGateway(_app: Express, _ctx: AppContext): Promise<void> {}
+const HEALTH_TIMEOUT_MS = 400;
+
+/** The gateway routes: task, image and chat-compatible endpoints, the model list and the usage API. */
+export async function mountGateway(app: Express, ctx: AppContext, providers: ProviderGateway = createProviderGateway(ctx.config)): Promise<void> {
+  ctx.onShutdown(() => providers.close());
+  const usageRepo = new UsageRepository(ctx.db);
+  const usage = new UsageQueue(usageRepo, ctx.logger, { intervalMs: ctx.config.gateway.usageFlushIntervalMs, batchSize: ctx.config.gateway.usageFlushBatch });
+  // Registered after providers.close(): shutdown hooks run in reverse, so usage drains first.
+  ctx.onShutdown(() => usage.close());
+  const deps: GatewayDeps = { ctx, providers, usage };
+
+  // A slot outlives the longest upstream call, so slots of a crashed instance free themselves.
+  const limits = new RequestLimits({ redis: ctx.redis, logger: ctx.logger, slotTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000, now: () => ctx.clock.now() });
+  const idempotencyStore = new IdempotencyStore(ctx.db, {
+    ttlMs: ctx.config.gateway.idempotencyTtlSeconds * 1000,
+    pendingTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000,
+    now: () => ctx.clock.now(),
+  });
+
+  const auth = authenticate(ctx);
+  const limited: RequestHandler[] = [auth, enforceLimits(ctx, limits)];
+  const json = jsonBody(ctx.config.jsonBodyLimitBytes);
+  const once = idempotency(idempotencyStore, ctx.logger);
+
+  const router = Router();
+  router.post("/api/v1/task", ...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes), once, task(deps));
+  router.post("/api/v1/imageA/generate", ...limited, ...json, once, imageAGenerate(deps));
+  router.post("/api/v1/imageB.1", ...limited, ...json, once, imageBGenerate(deps));
+  router.post("/v1/chat/completions", ...limited, ...json, once, chatCompletions(deps));
+  router.post("/v1/completions", ...limited, ...json, once, completions(deps));
+  router.post("/v1/embeddings", ...limited, ...json, once, embeddings(deps));
+  router.get("/v1/models", ...limited, models(deps));
+  router.get("/api/v1/models", ...limited, models(deps));
+  router.get("/api/usage", auth, usageRoute(ctx, usageRepo, usage));
+  app.use(router);
+
+  ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS));
+  ctx.healthChecks.register("speech_provider", async () => providers.checkHealth("speech", HEALTH_TIMEOUT_MS));
+}

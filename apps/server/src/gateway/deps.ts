@@ -1,0 +1,27 @@
+import type { ModelDefinition, ModelType } from "@gw/config";
+import type { ProviderGateway } from "@gw/providers";
+import { AppError } from "@gw/shared";
+import type { AppContext } from "../context";
+import type { UsageQueue } from "./usage/usage-queue";
+
+/** What the gateway's handlers share: the app's services plus the upstream gateway and the usage queue. */
+export interface GatewayDeps {
+  ctx: AppContext;
+  providers: ProviderGateway;
+  usage: UsageQueue;
+}
+
+/** The model, or 400 unsupported_model naming the value; 503 provider_not_configured when its upstream is unset. */
+export function resolveModel(deps: GatewayDeps, id: string, types: ModelType[], what = "model"): ModelDefinition {
+  const model = deps.ctx.config.models.find((m) => m.id === id && types.includes(m.type));
+  if (!model) {
+    throw new AppError("unsupported_model", `Unsupported ${what}: '${id.slice(0, 100)}' is not a supported ${types.join(" or ")} model.`);
+  }
+  return model;
+}
+
+export function requireConfigured(deps: GatewayDeps, model: ModelDefinition): void {
+  if (!deps.ctx.config.providers[model.provider]?.baseUrl) {
+    throw new AppError("provider_not_configured", `The upstream of model '${model.id}' is not configured.`);
+  }
+}

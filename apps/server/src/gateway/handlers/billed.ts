@@ -1,0 +1,38 @@
+import { microsToDollars } from "@gw/shared";
+import type { Response } from "express";
+import type { GatewayDeps } from "../deps";
+import { CreditHold } from "../money/hold";
+import type { RequestMeta } from "./request-meta";
+
+/**
+ * CONTRACT 6 for one non-streamed request: hold the worst case, call upstream, settle to the real cost.
+ * Any failure releases the hold, so a failed request costs nothing.
+ */
+export async function billed<T>(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  worstCase: number,
+  model: string,
+  run: () => Promise<T>,
+  costOf: (result: T) => number,
+): Promise<{ result: T; cost: number }> {
+  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, worstCase, { requestId: meta.requestId, model, endpoint: meta.endpoint });
+  let result: T;
+  let cost: number;
+  try {
+    result = await run();
+    cost = costOf(result);
+  } catch (err) {
+    await hold.release().catch((releaseErr: unknown) => {
+      // The hold expires on its own (HOLD_TTL_SECONDS); the client still gets the real error.
+      deps.ctx.logger.error({ err: (releaseErr as Error).message, holdId: hold.holdId }, "hold release failed");
+    });
+    throw err;
+  }
+  const charged = await hold.settle(cost);
+  return { result, cost: charged };
+}
+
+export function setCostHeader(res: Response, costMicros: number): void {
+  res.setHeader("X-Request-Cost", microsToDollars(costMicros).toFixed(6));
+}

@@ -1,0 +1,84 @@
+import type { ModelDefinition } from "@gw/config";
+import type { AudioResult, GeneratedImage, ImageRequest, TranscriptionResult, VoiceSettings } from "@gw/providers";
+import { AppError } from "@gw/shared";
+import type { GatewayDeps } from "../deps";
+import { moderateImagePrompt } from "../moderation/index";
+import { audioCost, characterCost, estimateAudioSeconds, imageCost } from "../money/pricing";
+import { billed } from "./billed";
+import { recordUsage, type RequestMeta } from "./request-meta";
+
+export type ImageCall = Omit<ImageRequest, "signal">;
+
+/** Moderation first (a rejected prompt costs nothing and never reaches upstream), then count x price by size. */
+export async function runImages(deps: GatewayDeps, meta: RequestMeta, call: ImageCall): Promise<{ images: GeneratedImage[]; cost: number }> {
+  await moderateImagePrompt([call.prompt, call.negativePrompt, call.style], {
+    upstream: deps.ctx.config.gateway.moderationUpstream,
+    logger: deps.ctx.logger,
+  });
+  const worstCase = imageCost(call.model, call.width, call.height, call.count);
+  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.generateImage({ ...call, signal: meta.signal }), (r) => {
+    if (r.images.length === 0) throw new AppError("upstream_error", "The image upstream returned no image.");
+    // Billed per image delivered, at the size actually produced.
+    return r.images.slice(0, call.count).reduce((sum, img) => sum + imageCost(call.model, img.width || call.width, img.height || call.height, 1), 0);
+  });
+  const images = result.images.slice(0, call.count);
+  recordUsage(deps, meta, {
+    model: call.model.id, type: "image", costMicros: cost, images: images.length,
+    outputBytes: images.reduce((n, i) => n + (i.b64Json ? Math.floor((i.b64Json.length * 3) / 4) : (i.url?.length ?? 0)), 0),
+  });
+  return { images, cost };
+}
+
+export async function runTextToSpeech(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  call: { model: ModelDefinition; text: string; voice: string; voiceSettings?: VoiceSettings; outputFormat?: string },
+): Promise<{ audio: AudioResult; cost: number }> {
+  const characters = [...call.text].length;
+  const price = characterCost(call.model, characters);
+  const { result, cost } = await billed(deps, meta, price, call.model.id, () => deps.providers.textToSpeech({ ...call, signal: meta.signal }), (r) => {
+    if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
+    return price;
+  });
+  recordUsage(deps, meta, { model: call.model.id, type: "tts", costMicros: cost, characters, outputBytes: result.audio.length });
+  return { audio: result, cost };
+}
+
+export interface UploadedAudio {
+  data: Buffer;
+  filename: string;
+  contentType: string;
+}
+
+/** Speech-to-speech: held on the upload's worst-case duration, settled to the duration upstream reports. */
+export async function runSpeechToSpeech(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  call: { model: ModelDefinition; voice: string; audio: UploadedAudio; voiceSettings?: VoiceSettings; outputFormat?: string },
+): Promise<{ audio: AudioResult; cost: number; seconds: number }> {
+  const estimate = estimateAudioSeconds(call.audio.data.length);
+  let seconds = estimate;
+  const { result, cost } = await billed(deps, meta, audioCost(call.model, estimate), call.model.id, () => deps.providers.speechToSpeech({ ...call, signal: meta.signal }), (r) => {
+    if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
+    seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : estimate;
+    return audioCost(call.model, seconds);
+  });
+  recordUsage(deps, meta, { model: call.model.id, type: "sts", costMicros: cost, audioSeconds: Math.ceil(seconds), outputBytes: result.audio.length });
+  return { audio: result, cost, seconds };
+}
+
+export async function runSpeechToText(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  call: { model: ModelDefinition; audio: UploadedAudio },
+): Promise<{ transcription: TranscriptionResult; cost: number }> {
+  const estimate = estimateAudioSeconds(call.audio.data.length);
+  const { result, cost } = await billed(deps, meta, audioCost(call.model, estimate), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
+    if (!Number.isFinite(r.durationSeconds) || r.durationSeconds < 0) throw new AppError("upstream_error", "The speech upstream returned no duration.");
+    return audioCost(call.model, r.durationSeconds);
+  });
+  recordUsage(deps, meta, {
+    model: call.model.id, type: "stt", costMicros: cost, audioSeconds: Math.ceil(result.durationSeconds), outputBytes: Buffer.byteLength(result.text),
+  });
+  return { transcription: result, cost };
+}

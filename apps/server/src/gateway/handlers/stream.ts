@@ -1,0 +1,139 @@
+import type { Response } from "express";
+import type { TextUsage } from "@gw/providers";
+import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
+import type { GatewayDeps } from "../deps";
+import { CreditHold } from "../money/hold";
+import { textCost } from "../money/pricing";
+import { completionBudget, countPromptTokens, type TextCall } from "./text";
+import { recordUsage, type RequestMeta } from "./request-meta";
+
+export interface StreamFormat {
+  /** `chat.completion.chunk` on /v1, `task.completion.chunk` on the task endpoint */
+  object: string;
+  id: string;
+  created: number;
+  includeUsage: boolean;
+}
+
+/** Writes OpenAI-style server-sent events. */
+class SseWriter {
+  private bytes = 0;
+
+  constructor(private readonly res: Response, private readonly format: StreamFormat, private readonly model: string) {}
+
+  open(headers: Record<string, string>): void {
+    this.res.status(200);
+    this.res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+    this.res.setHeader("Cache-Control", "no-cache, no-transform");
+    this.res.setHeader("Connection", "keep-alive");
+    this.res.setHeader("X-Accel-Buffering", "no");
+    for (const [k, v] of Object.entries(headers)) this.res.setHeader(k, v);
+    this.res.flushHeaders();
+  }
+
+  private write(payload: string): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    this.bytes += Buffer.byteLength(payload);
+    this.res.write(`data: ${payload}\n\n`);
+  }
+
+  chunk(delta: Record<string, string>, finishReason: string | null): void {
+    this.write(JSON.stringify({
+      id: this.format.id, object: this.format.object, created: this.format.created, model: this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      ...(this.format.includeUsage ? { usage: null } : {}),
+    }));
+  }
+
+  usage(usage: TextUsage, costMicros: number): void {
+    this.write(JSON.stringify({
+      id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, choices: [],
+      usage: {
+        prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens,
+        // Headers left before the cost was known, so a stream reports it here (dollars).
+        cost: microsToDollars(costMicros),
+      },
+    }));
+  }
+
+  error(err: unknown): void {
+    this.write(JSON.stringify(nestedErrorBody(toAppError(err))));
+  }
+
+  done(): void {
+    this.write("[DONE]");
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  get outputBytes(): number {
+    return this.bytes;
+  }
+}
+
+/**
+ * A streamed chat answer. The status line is sent with the first upstream event, so a failure before any
+ * output is still a plain JSON error (and costs nothing). After output began, a cut stream (client gone or
+ * upstream broken) is charged for the text produced so far, counted with the tokenizer.
+ */
+export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
+  const promptTokens = countPromptTokens(deps, call.messages);
+  const budget = completionBudget(call.model, promptTokens, call.maxTokens);
+  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(call.model, { promptTokens, completionTokens: budget }), {
+    requestId: meta.requestId, model: call.model.id, endpoint: meta.endpoint, stream: true,
+  });
+  const sse = new SseWriter(res, format, call.model.id);
+  let started = false;
+  let emitted = "";
+  let final: { finishReason: string; usage: TextUsage } | undefined;
+  const start = () => {
+    if (started) return;
+    started = true;
+    sse.open({});
+    sse.chunk({ role: "assistant", content: "" }, null);
+  };
+  try {
+    for await (const event of deps.providers.chatStream({
+      model: call.model, messages: call.messages, maxTokens: call.maxTokens, temperature: call.temperature,
+      passthrough: call.passthrough, signal: meta.signal,
+    })) {
+      start();
+      if (event.type === "delta") {
+        if (event.content.length === 0) continue;
+        emitted += event.content;
+        sse.chunk({ content: event.content }, null);
+      } else {
+        final = { finishReason: event.finishReason, usage: event.usage };
+      }
+    }
+    if (!final) throw new Error("stream ended without a final event");
+  } catch (err) {
+    if (!started) {
+      await hold.release().catch(() => undefined);
+      throw err;
+    }
+    // Output began: charge what was produced, then tell the client (if still there) that the stream broke.
+    const produced = { promptTokens, completionTokens: deps.providers.countTokens(emitted) };
+    const cost = await hold.settle(textCost(call.model, produced));
+    recordUsage(deps, meta, {
+      model: call.model.id, type: "text", costMicros: cost, promptTokens: produced.promptTokens,
+      completionTokens: produced.completionTokens, outputBytes: sse.outputBytes, status: "partial",
+    });
+    deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
+    sse.error(err);
+    sse.end();
+    return;
+  }
+  start();
+  const cost = await hold.settle(textCost(call.model, final.usage));
+  sse.chunk({}, final.finishReason);
+  if (format.includeUsage) sse.usage(final.usage, cost);
+  sse.done();
+  recordUsage(deps, meta, {
+    model: call.model.id, type: "text", costMicros: cost, promptTokens: final.usage.promptTokens,
+    completionTokens: final.usage.completionTokens, outputBytes: sse.outputBytes,
+  });
+}

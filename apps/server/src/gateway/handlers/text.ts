@@ -1,0 +1,106 @@
+import type { ModelDefinition } from "@gw/config";
+import type { ChatMessage, ChatResult, CompletionResult } from "@gw/providers";
+import { AppError, invalidParameter } from "@gw/shared";
+import type { GatewayDeps } from "../deps";
+import { TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
+import { billed } from "./billed";
+import { recordUsage, type RequestMeta } from "./request-meta";
+
+export interface TextCall {
+  model: ModelDefinition;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  passthrough?: Record<string, unknown>;
+}
+
+export function countPromptTokens(deps: GatewayDeps, messages: ChatMessage[]): number {
+  let tokens = TOKENS_PER_REPLY;
+  for (const m of messages) tokens += TOKENS_PER_MESSAGE + deps.providers.countTokens(m.content);
+  return tokens;
+}
+
+/** The completion budget: `max_tokens` (at most the model's cap) or the cap itself, within the context window. */
+export function completionBudget(model: ModelDefinition, promptTokens: number, maxTokens: number | undefined, param = "max_tokens"): number {
+  const cap = model.maxOutputTokens ?? 4096;
+  if (maxTokens !== undefined && maxTokens > cap) throw invalidParameter(param, `must be at most ${cap} for model '${model.id}'`);
+  const window = model.contextWindow;
+  if (window !== undefined && promptTokens >= window) {
+    throw invalidParameter("messages", `the prompt has about ${promptTokens} tokens, more than the ${window}-token context window of '${model.id}'`);
+  }
+  if (window !== undefined && maxTokens !== undefined && promptTokens + maxTokens > window) {
+    throw invalidParameter(param, `prompt (about ${promptTokens} tokens) plus ${param} exceeds the ${window}-token context window of '${model.id}'`);
+  }
+  return maxTokens ?? (window !== undefined ? Math.min(cap, window - promptTokens) : cap);
+}
+
+export interface TextAnswer {
+  result: ChatResult;
+  cost: number;
+}
+
+/** A non-streamed chat call with hold/settle and a usage record. */
+export async function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
+  const promptTokens = countPromptTokens(deps, call.messages);
+  const budget = completionBudget(call.model, promptTokens, call.maxTokens);
+  const worstCase = textCost(call.model, { promptTokens, completionTokens: budget });
+  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.chat({
+    model: call.model,
+    messages: call.messages,
+    maxTokens: call.maxTokens,
+    temperature: call.temperature,
+    passthrough: call.passthrough,
+    signal: meta.signal,
+  }), (r) => textCost(call.model, r.usage));
+  recordUsage(deps, meta, {
+    model: call.model.id, type: "text", costMicros: cost,
+    promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens,
+    outputBytes: Buffer.byteLength(result.content),
+  });
+  return { result, cost };
+}
+
+export async function runCompletion(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  call: { model: ModelDefinition; prompt: string; maxTokens?: number; temperature?: number; passthrough?: Record<string, unknown> },
+): Promise<{ result: CompletionResult; cost: number }> {
+  const promptTokens = deps.providers.countTokens(call.prompt) + TOKENS_PER_REPLY;
+  const budget = completionBudget(call.model, promptTokens, call.maxTokens);
+  const worstCase = textCost(call.model, { promptTokens, completionTokens: budget });
+  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.completion({
+    model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal,
+  }), (r) => textCost(call.model, r.usage));
+  recordUsage(deps, meta, {
+    model: call.model.id, type: "text", costMicros: cost,
+    promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens,
+    outputBytes: Buffer.byteLength(result.text),
+  });
+  return { result, cost };
+}
+
+export async function runEmbeddings(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  call: { model: ModelDefinition; input: string[] },
+): Promise<{ vectors: number[][]; promptTokens: number; cost: number }> {
+  let counted = 0;
+  for (const text of call.input) counted += deps.providers.countTokens(text) + 1;
+  if (call.model.contextWindow !== undefined) {
+    const longest = Math.max(...call.input.map((t) => deps.providers.countTokens(t)));
+    if (longest > call.model.contextWindow) throw invalidParameter("input", `an input exceeds the ${call.model.contextWindow}-token limit of '${call.model.id}'`);
+  }
+  const worstCase = textCost(call.model, { promptTokens: counted, completionTokens: 0 });
+  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({
+    model: call.model, input: call.input, signal: meta.signal,
+  }), (r) => {
+    // A wrong answer costs nothing: thrown before the settle, so the hold is released.
+    if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
+    return textCost(call.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
+  });
+  recordUsage(deps, meta, {
+    model: call.model.id, type: "embedding", costMicros: cost, promptTokens: result.usage.promptTokens,
+    outputBytes: result.vectors.reduce((n, v) => n + v.length * 4, 0),
+  });
+  return { vectors: result.vectors, promptTokens: result.usage.promptTokens, cost };
+}

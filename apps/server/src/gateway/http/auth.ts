@@ -1,0 +1,56 @@
+import type { Request, RequestHandler, Response } from "express";
+import { AppError, isAppError } from "@gw/shared";
+import type { AppContext, Principal } from "../../context";
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+const invalidKey = (message: string) => new AppError("invalid_api_key", message);
+
+export function principalOf(res: Response): Principal {
+  const principal = (res.locals as { principal?: Principal }).principal;
+  if (!principal) throw new AppError("internal_error", "request was not authenticated");
+  return principal;
+}
+
+async function fromSession(ctx: AppContext, req: Request): Promise<Principal> {
+  let principal: Principal | null;
+  try {
+    principal = await ctx.sessions.fromRequest(req);
+  } catch (err) {
+    if (isAppError(err) && err.code === "session_expired") throw err;
+    principal = null;
+  }
+  if (!principal) throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+  // Cookie-authenticated writes from another site are refused (CONTRACT 2, CSRF).
+  const origin = req.get("origin");
+  if (STATE_CHANGING.has(req.method) && origin && origin !== new URL(ctx.config.publicUrl).origin) {
+    throw new AppError("csrf_rejected", "Cross-site request refused.");
+  }
+  return principal;
+}
+
+/**
+ * `Authorization: Bearer <key>` through the cached key verifier; without that header, the dashboard's session
+ * cookie (the playground calls the gateway with it).
+ */
+export function authenticate(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.get("authorization");
+    let principal: Principal;
+    if (header !== undefined) {
+      const raw = BEARER.exec(header)?.[1];
+      if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
+      const verified = await ctx.apiKeys.verify(raw);
+      if (!verified) throw invalidKey("Invalid API key: the key is unknown or revoked.");
+      principal = verified;
+      if (principal.keyId) ctx.apiKeys.recordUse(principal.keyId);
+    } else if (req.headers.cookie) {
+      principal = await fromSession(ctx, req);
+    } else {
+      throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+    }
+    res.locals.principal = principal;
+    next();
+  };
+}

@@ -1,0 +1,50 @@
+import express, { type RequestHandler } from "express";
+import multer from "multer";
+import { AppError } from "@gw/shared";
+
+const unsupportedMedia = (allowed: string) =>
+  new AppError("unsupported_media_type", `Unsupported Content-Type: send ${allowed}.`);
+
+/** JSON bodies up to the configured limit (413 above it); anything but JSON is 415. */
+export function jsonBody(limitBytes: number): RequestHandler[] {
+  return [
+    (req, _res, next) => {
+      if (!req.is("application/json")) throw unsupportedMedia("application/json");
+      next();
+    },
+    express.json({ limit: limitBytes, strict: true }),
+  ];
+}
+
+function multerError(err: unknown, maxBytes: number): AppError {
+  if (err instanceof multer.MulterError) {
+    if (err.code === "LIMIT_FILE_SIZE") {
+      return new AppError("payload_too_large", `The audio file is larger than ${Math.floor(maxBytes / (1024 * 1024))} MB.`);
+    }
+    if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': only one 'audio' file is accepted.`);
+    return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "body"}': ${err.message.toLowerCase()}.`);
+  }
+  return new AppError("invalid_parameter", "Invalid parameter 'body': malformed multipart/form-data.");
+}
+
+/** The task endpoint takes JSON, or multipart/form-data with one `audio` file (SPEC 4.1). */
+export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number): RequestHandler[] {
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: audioLimitBytes, files: 1, fields: 32, fieldSize: jsonLimitBytes, parts: 40 },
+  }).single("audio");
+  const json = express.json({ limit: jsonLimitBytes, strict: true });
+  return [
+    (req, res, next) => {
+      if (req.is("multipart/form-data")) {
+        upload(req, res, (err: unknown) => next(err === undefined ? undefined : multerError(err, audioLimitBytes)));
+        return;
+      }
+      if (req.is("application/json")) {
+        json(req, res, next);
+        return;
+      }
+      throw unsupportedMedia("application/json or multipart/form-data");
+    },
+  ];
+}

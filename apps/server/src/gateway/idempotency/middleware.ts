@@ -1,0 +1,73 @@
+import { createHash } from "node:crypto";
+import type { Request, RequestHandler, Response } from "express";
+import { AppError } from "@gw/shared";
+import type { Logger } from "pino";
+import { principalOf } from "../http/auth";
+import type { IdempotencyStore } from "./idempotency-store";
+
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+/** Headers replayed with a stored answer. */
+const KEPT_HEADERS = ["x-request-cost", "deprecation"];
+
+function fingerprint(req: Request): string {
+  const hash = createHash("sha256").update(`${req.method} ${req.path}\n`).update(JSON.stringify(req.body ?? null));
+  if (req.file) hash.update(req.file.buffer);
+  return hash.digest("hex");
+}
+
+function isStream(req: Request): boolean {
+  return typeof req.body === "object" && req.body !== null && (req.body as { stream?: unknown }).stream === true;
+}
+
+function keptHeaders(res: Response): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = res.getHeader(name);
+    if (value !== undefined) out[name] = String(value);
+  }
+  return out;
+}
+
+/**
+ * `Idempotency-Key` on POSTs: the first successful JSON answer is stored per (user, key) and replayed for repeats
+ * without running (or charging) the request again; a duplicate while the first is in flight gets 409.
+ * Streamed requests are not covered (their answer is not one storable body).
+ */
+export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {
+  return async (req, res, next) => {
+    const key = req.get("idempotency-key");
+    if (key === undefined || isStream(req)) return next();
+    if (!VALID_KEY.test(key)) throw new AppError("invalid_parameter", "Invalid parameter 'Idempotency-Key': 1-255 visible ASCII characters.");
+    const id = `${principalOf(res).userId}:${key}`;
+    const begun = await store.begin(id, fingerprint(req));
+    if (begun.kind === "in_flight") throw new AppError("conflict", "A request with this Idempotency-Key is still in progress.");
+    if (begun.kind === "mismatch") throw new AppError("conflict", "This Idempotency-Key was already used with a different request.");
+    if (begun.kind === "replay") {
+      for (const [name, value] of Object.entries(begun.answer.headers)) res.setHeader(name, value);
+      res.setHeader("Idempotent-Replayed", "true");
+      res.status(begun.answer.status).json(begun.answer.body);
+      return;
+    }
+    let settled = false;
+    const abandon = () => {
+      if (settled) return;
+      settled = true;
+      store.abandon(id).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency abandon failed"));
+    };
+    const send = res.json.bind(res);
+    // The answer is stored before it is sent, so a client retrying right after it arrives gets the replay.
+    res.json = (body: unknown) => {
+      if (settled || res.statusCode < 200 || res.statusCode >= 300) {
+        abandon();
+        return send(body);
+      }
+      settled = true;
+      store.complete(id, { status: res.statusCode, body, headers: keptHeaders(res) })
+        .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency store failed"))
+        .finally(() => send(body));
+      return res;
+    };
+    res.once("close", abandon);
+    next();
+  };
+}

@@ -1,0 +1,46 @@
+import type { Ledger } from "@gw/billing/ledger/index";
+import { AppError, microsToDollars, newId } from "@gw/shared";
+
+/**
+ * One request's reservation: opened with the worst case before the upstream call, closed exactly once —
+ * settled to the real cost, or released when the request produced nothing.
+ */
+export class CreditHold {
+  private closed = false;
+
+  private constructor(
+    private readonly ledger: Ledger,
+    readonly userId: string,
+    readonly holdId: string,
+    readonly amount: number,
+  ) {}
+
+  /** Reserves `amount` micro-dollars or throws 402 insufficient_credits with both figures in dollars. */
+  static async open(ledger: Ledger, userId: string, amount: number, meta: Record<string, unknown>): Promise<CreditHold> {
+    const holdId = newId("hold");
+    const result = await ledger.hold(userId, amount, { holdId, meta });
+    if (!result.ok) {
+      throw new AppError("insufficient_credits", `Insufficient credits: this request needs up to $${microsToDollars(amount)}, the balance is $${microsToDollars(result.balance)}.`, {
+        current_balance: microsToDollars(result.balance),
+        required_amount: microsToDollars(amount),
+      });
+    }
+    return new CreditHold(ledger, userId, holdId, amount);
+  }
+
+  /** Charges `cost` (never more than the hold). Returns what was charged. */
+  async settle(cost: number): Promise<number> {
+    if (this.closed) return 0;
+    this.closed = true;
+    const charged = Math.min(Math.max(0, Math.ceil(cost)), this.amount);
+    await this.ledger.settle(this.userId, this.holdId, charged);
+    return charged;
+  }
+
+  /** Gives the whole hold back; harmless when already closed. */
+  async release(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.ledger.release(this.userId, this.holdId);
+  }
+}

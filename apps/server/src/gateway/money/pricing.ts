@@ -1,0 +1,48 @@
+// CONTRACT 6: prices are data on the model (integer micro-dollars); these turn usage into a cost.
+// Every result is a whole number of micro-dollars, rounded up so a fraction is never given away.
+import type { ModelDefinition } from "@gw/config";
+
+export interface TextUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+const per1k = (units: number, pricePer1k = 0): number => Math.ceil((units * pricePer1k) / 1000);
+
+export function textCost(model: ModelDefinition, usage: TextUsage): number {
+  return per1k(usage.promptTokens, model.pricing.inputPer1k) + per1k(usage.completionTokens, model.pricing.outputPer1k);
+}
+
+/** Standard up to 1024x1024 pixels, high resolution above (CONTRACT 6). */
+export function imageUnitPrice(model: ModelDefinition, width: number, height: number): number {
+  const standard = width * height <= 1024 * 1024;
+  return (standard ? model.pricing.imageStandard : model.pricing.imageHighRes) ?? 0;
+}
+
+export function imageCost(model: ModelDefinition, width: number, height: number, count: number): number {
+  return imageUnitPrice(model, width, height) * count;
+}
+
+export function characterCost(model: ModelDefinition, characters: number): number {
+  return per1k(characters, model.pricing.per1kChars);
+}
+
+/** Audio is billed per started second, as a fraction of the per-minute price. */
+export function audioCost(model: ModelDefinition, seconds: number): number {
+  const started = Math.max(1, Math.ceil(seconds));
+  return Math.ceil((started * (model.pricing.perMinute ?? 0)) / 60);
+}
+
+/**
+ * Worst-case duration of an upload, from its size: 2,000 bytes per second (16 kbit/s, below any speech codec
+ * the upstream accepts at usable quality). The hold is settled to the real duration the upstream reports.
+ */
+export const AUDIO_BYTES_PER_SECOND_FLOOR = 2_000;
+
+export function estimateAudioSeconds(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / AUDIO_BYTES_PER_SECOND_FLOOR));
+}
+
+/** Chat formats add a few tokens per message (role, separators); counted so the worst case is never short. */
+export const TOKENS_PER_MESSAGE = 4;
+export const TOKENS_PER_REPLY = 3;

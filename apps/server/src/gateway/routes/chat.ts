@@ -1,0 +1,99 @@
+import type { Request, Response } from "express";
+import { newId } from "@gw/shared";
+import type { GatewayDeps } from "../deps";
+import { resolveModel, requireConfigured } from "../deps";
+import { parseOrThrow, requireObject } from "../http/validate";
+import { setCostHeader } from "../handlers/billed";
+import { requestMeta } from "../handlers/request-meta";
+import { streamChat } from "../handlers/stream";
+import { runChat, runCompletion, runEmbeddings } from "../handlers/text";
+import { CHAT_KNOWN_FIELDS, COMPLETION_KNOWN_FIELDS, chatBody, completionBody, embeddingBody, passthroughOf } from "../schemas/text";
+import { textCompletionBody, unixSeconds, usageBody } from "./shapes";
+import { AppError, missingParameter } from "@gw/shared";
+
+/** `model` is checked first so a missing or unknown model is reported as such, whatever else is wrong. */
+export function modelField(body: Record<string, unknown>): string {
+  const model = body.model;
+  if (model === undefined || model === null || model === "") throw missingParameter("model");
+  if (typeof model !== "string") throw new AppError("invalid_parameter", "Invalid parameter 'model': must be a string.");
+  return model;
+}
+
+/** POST /v1/chat/completions */
+export function chatCompletions(deps: GatewayDeps) {
+  return async (req: Request, res: Response) => {
+    const raw = requireObject(req.body);
+    const model = resolveModel(deps, modelField(raw), ["text"]);
+    const body = parseOrThrow(chatBody, raw);
+    requireConfigured(deps, model);
+    const meta = requestMeta(deps, req, res);
+    const call = {
+      model,
+      messages: body.messages,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      temperature: body.temperature ?? undefined,
+      passthrough: passthroughOf(raw, CHAT_KNOWN_FIELDS),
+    };
+    const id = newId("chatcmpl");
+    const created = unixSeconds(deps.ctx.clock.now());
+    if (body.stream) {
+      await streamChat(deps, meta, res, call, { object: "chat.completion.chunk", id, created, includeUsage: body.stream_options?.include_usage === true });
+      return;
+    }
+    const { result, cost } = await runChat(deps, meta, call);
+    setCostHeader(res, cost);
+    res.json(textCompletionBody({ id, object: "chat.completion", created, model: model.id, content: result.content, finishReason: result.finishReason, usage: result.usage }));
+  };
+}
+
+/** POST /v1/completions (deprecated; CONTRACT 5) */
+export function completions(deps: GatewayDeps) {
+  return async (req: Request, res: Response) => {
+    res.setHeader("Deprecation", "true");
+    const raw = requireObject(req.body);
+    const model = resolveModel(deps, modelField(raw), ["text"]);
+    const body = parseOrThrow(completionBody, raw);
+    requireConfigured(deps, model);
+    const meta = requestMeta(deps, req, res);
+    const { result, cost } = await runCompletion(deps, meta, {
+      model, prompt: body.prompt, maxTokens: body.max_tokens ?? undefined, temperature: body.temperature ?? undefined,
+      passthrough: passthroughOf(raw, COMPLETION_KNOWN_FIELDS),
+    });
+    setCostHeader(res, cost);
+    res.json({
+      id: newId("cmpl"),
+      object: "text_completion",
+      created: unixSeconds(deps.ctx.clock.now()),
+      model: model.id,
+      choices: [{ text: result.text, index: 0, logprobs: null, finish_reason: result.finishReason }],
+      usage: usageBody(result.usage),
+    });
+  };
+}
+
+function base64Floats(vector: number[]): string {
+  const buf = Buffer.alloc(vector.length * 4);
+  vector.forEach((v, i) => buf.writeFloatLE(v, i * 4));
+  return buf.toString("base64");
+}
+
+/** POST /v1/embeddings: string or array input; encoding_format float (default) or base64 (little-endian float32). */
+export function embeddings(deps: GatewayDeps) {
+  return async (req: Request, res: Response) => {
+    const raw = requireObject(req.body);
+    const model = resolveModel(deps, modelField(raw), ["embedding"]);
+    const body = parseOrThrow(embeddingBody, raw);
+    requireConfigured(deps, model);
+    const meta = requestMeta(deps, req, res);
+    const input = typeof body.input === "string" ? [body.input] : body.input;
+    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input });
+    const base64 = body.encoding_format === "base64";
+    setCostHeader(res, cost);
+    res.json({
+      object: "list",
+      data: vectors.map((v, index) => ({ object: "embedding", index, embedding: base64 ? base64Floats(v) : v })),
+      model: model.id,
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+    });
+  };
+}

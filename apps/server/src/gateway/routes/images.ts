@@ -1,0 +1,63 @@
+import { randomInt } from "node:crypto";
+import type { Request, Response } from "express";
+import { AppError, newId } from "@gw/shared";
+import type { GatewayDeps } from "../deps";
+import { requireConfigured } from "../deps";
+import { setCostHeader } from "../handlers/billed";
+import { runImages } from "../handlers/media";
+import { requestMeta } from "../handlers/request-meta";
+import { parseOrThrow, requireObject } from "../http/validate";
+import { imageABody, imageBBody, sizeForAspectRatio } from "../schemas/images";
+import { unixSeconds } from "./shapes";
+
+const IMAGE_A_MODEL = "imageA";
+
+/** POST /api/v1/imageA/generate (SPEC 4.2); `model` is the upstream version, reported back as sent. */
+export function imageAGenerate(deps: GatewayDeps) {
+  return async (req: Request, res: Response) => {
+    const body = parseOrThrow(imageABody, requireObject(req.body));
+    const model = deps.ctx.config.models.find((m) => m.id === IMAGE_A_MODEL && m.type === "image");
+    if (!model) throw new AppError("unsupported_model", `Unsupported model: '${IMAGE_A_MODEL}' is not configured.`);
+    requireConfigured(deps, model);
+    const meta = requestMeta(deps, req, res);
+    const { images, cost } = await runImages(deps, meta, {
+      model, prompt: body.prompt, width: body.width, height: body.height, count: body.num_outputs, style: body.style ?? undefined,
+    });
+    const createdAt = new Date(deps.ctx.clock.now()).toISOString();
+    setCostHeader(res, cost);
+    res.json({
+      status: "success",
+      images: images.map((img) => ({ url: img.url ?? `data:image/png;base64,${img.b64Json ?? ""}`, id: newId("img"), created_at: createdAt })),
+      prompt: body.prompt,
+      model: body.model,
+    });
+  };
+}
+
+/** POST /api/v1/imageB.1 (SPEC 4.3, CONTRACT 5): aspect ratio mapped to about one megapixel. */
+export function imageBGenerate(deps: GatewayDeps) {
+  return async (req: Request, res: Response) => {
+    const body = parseOrThrow(imageBBody, requireObject(req.body));
+    const model = deps.ctx.config.models.find((m) => m.id === body.model && m.type === "image" && m.provider === "imageB");
+    if (!model) throw new AppError("unsupported_model", `Unsupported model: '${body.model.slice(0, 100)}' is not an imageB model.`);
+    requireConfigured(deps, model);
+    const meta = requestMeta(deps, req, res);
+    const { width, height } = sizeForAspectRatio(body.aspect_ratio);
+    // A seed is always chosen and returned, so any answer can be reproduced.
+    const seed = body.seed ?? randomInt(0, 2 ** 31);
+    const { images, cost } = await runImages(deps, meta, {
+      model, prompt: body.prompt, negativePrompt: body.negative_prompt ?? undefined, style: body.style ?? undefined,
+      width, height, count: 1, seed, steps: body.steps,
+    });
+    setCostHeader(res, cost);
+    res.json({
+      id: newId("img"),
+      created: unixSeconds(deps.ctx.clock.now()),
+      images: images.map((img) => ({ url: img.url ?? `data:image/png;base64,${img.b64Json ?? ""}`, width: img.width || width, height: img.height || height })),
+      prompt: body.prompt,
+      model: model.id,
+      seed: images[0]?.seed ?? seed,
+      status: "complete",
+    });
+  };
+}

@@ -1,0 +1,118 @@
+import type { Request, Response } from "express";
+import type { ModelDefinition } from "@gw/config";
+import { missingParameter, newId } from "@gw/shared";
+import type { GatewayDeps } from "../deps";
+import { requireConfigured, resolveModel } from "../deps";
+import { setCostHeader } from "../handlers/billed";
+import { runImages, runSpeechToSpeech, runSpeechToText, runTextToSpeech, type UploadedAudio } from "../handlers/media";
+import { requestMeta, type RequestMeta } from "../handlers/request-meta";
+import { streamChat } from "../handlers/stream";
+import { runChat } from "../handlers/text";
+import { parseOrThrow, requireObject } from "../http/validate";
+import { decodeMultipartFields, imageTaskBody, stsTaskFields, textTaskBody, ttsTaskBody } from "../schemas/task";
+import { modelField } from "./chat";
+import { audioBody, textCompletionBody, unixSeconds } from "./shapes";
+
+type SpeechTask = "tts" | "sts" | "stt";
+
+/** Speech models are told apart by their id's suffix (speechvendor-tts / -sts / -stt; documented for custom models). */
+function speechTask(model: ModelDefinition): SpeechTask {
+  if (model.id.endsWith("-stt")) return "stt";
+  if (model.id.endsWith("-sts")) return "sts";
+  return "tts";
+}
+
+function uploadedAudio(req: Request): UploadedAudio {
+  const file = req.file;
+  if (!file || file.size === 0) throw missingParameter("audio");
+  return { data: file.buffer, filename: file.originalname || "audio", contentType: file.mimetype || "application/octet-stream" };
+}
+
+interface TaskContext {
+  deps: GatewayDeps;
+  req: Request;
+  res: Response;
+  meta: RequestMeta;
+  model: ModelDefinition;
+  body: Record<string, unknown>;
+  id: string;
+  created: number;
+}
+
+async function textTask(t: TaskContext): Promise<void> {
+  const body = parseOrThrow(textTaskBody, t.body);
+  requireConfigured(t.deps, t.model);
+  const call = { model: t.model, messages: body.messages, maxTokens: body.max_tokens ?? undefined, temperature: body.temperature ?? undefined };
+  if (body.stream) {
+    await streamChat(t.deps, t.meta, t.res, call, {
+      object: "task.completion.chunk", id: t.id, created: t.created, includeUsage: body.stream_options?.include_usage === true,
+    });
+    return;
+  }
+  const { result, cost } = await runChat(t.deps, t.meta, call);
+  setCostHeader(t.res, cost);
+  t.res.json(textCompletionBody({
+    id: t.id, object: "task.completion", created: t.created, model: t.model.id, content: result.content, finishReason: result.finishReason, usage: result.usage,
+  }));
+}
+
+async function imageTask(t: TaskContext): Promise<void> {
+  const body = parseOrThrow(imageTaskBody, t.body);
+  requireConfigured(t.deps, t.model);
+  const { images, cost } = await runImages(t.deps, t.meta, {
+    model: t.model, prompt: body.prompt, width: body.width, height: body.height, count: 1,
+    seed: body.seed ?? undefined, steps: body.num_inference_steps ?? undefined, guidanceScale: body.guidance_scale ?? undefined,
+  });
+  setCostHeader(t.res, cost);
+  t.res.json({
+    id: t.id, object: "image.generation", created: t.created, model: t.model.id,
+    // SPEC 2.6 names both fields; the one the upstream did not provide is an empty string.
+    data: images.map((img) => ({ url: img.url ?? "", b64_json: img.b64Json ?? "" })),
+  });
+}
+
+async function speechTaskRun(t: TaskContext): Promise<void> {
+  const kind = speechTask(t.model);
+  if (kind === "stt") {
+    const audio = uploadedAudio(t.req);
+    requireConfigured(t.deps, t.model);
+    const { transcription, cost } = await runSpeechToText(t.deps, t.meta, { model: t.model, audio });
+    setCostHeader(t.res, cost);
+    t.res.json({ id: t.id, object: "transcription", created: t.created, model: t.model.id, text: transcription.text, duration_seconds: transcription.durationSeconds });
+    return;
+  }
+  if (kind === "sts") {
+    const fields = parseOrThrow(stsTaskFields, t.body);
+    const audio = uploadedAudio(t.req);
+    requireConfigured(t.deps, t.model);
+    const { audio: out, cost } = await runSpeechToSpeech(t.deps, t.meta, {
+      model: t.model, voice: fields.voice, audio, voiceSettings: fields.voice_settings ?? undefined, outputFormat: fields.output_format ?? undefined,
+    });
+    setCostHeader(t.res, cost);
+    t.res.json({ id: t.id, object: "speech.generation", created: t.created, model: t.model.id, audio: audioBody(out) });
+    return;
+  }
+  const body = parseOrThrow(ttsTaskBody, t.body);
+  requireConfigured(t.deps, t.model);
+  const { audio, cost } = await runTextToSpeech(t.deps, t.meta, {
+    model: t.model, text: body.text, voice: body.voice, voiceSettings: body.voice_settings ?? undefined, outputFormat: body.output_format ?? undefined,
+  });
+  setCostHeader(t.res, cost);
+  t.res.json({ id: t.id, object: "speech.generation", created: t.created, model: t.model.id, audio: audioBody(audio) });
+}
+
+/** POST /api/v1/task: the `model` selects text, image or speech (SPEC 4.1). */
+export function task(deps: GatewayDeps) {
+  return async (req: Request, res: Response) => {
+    const multipart = Boolean(req.is("multipart/form-data"));
+    const raw = multipart ? decodeMultipartFields(requireObject(req.body ?? {})) : requireObject(req.body);
+    const model = resolveModel(deps, modelField(raw), ["text", "image", "speech"]);
+    const t: TaskContext = {
+      deps, req, res, model, body: raw, meta: requestMeta(deps, req, res),
+      id: newId("task"), created: unixSeconds(deps.ctx.clock.now()),
+    };
+    if (model.type === "text") return textTask(t);
+    if (model.type === "image") return imageTask(t);
+    return speechTaskRun(t);
+  };
+}

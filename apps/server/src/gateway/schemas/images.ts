@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { imagePrompt, safeString } from "./common";
+import { IMAGE_MAX_SIDE, IMAGE_MIN_SIDE, seed } from "./task";
+
+const side = z.number().int().min(IMAGE_MIN_SIDE).max(IMAGE_MAX_SIDE);
+
+/** SPEC 4.2 */
+export const imageABody = z.object({
+  prompt: imagePrompt,
+  style: safeString(64).nullish(),
+  width: side.default(512),
+  height: side.default(512),
+  model: z.string().regex(/^[A-Za-z0-9._-]{1,32}$/, "must be a version such as 5").default("5"),
+  num_outputs: z.number().int().min(1).max(4).default(1),
+});
+export type ImageABody = z.output<typeof imageABody>;
+
+/** `<w>:<h>` with both sides 1..32 and a ratio between 1:4 and 4:1. */
+export const aspectRatio = z.string()
+  .regex(/^\d{1,2}:\d{1,2}$/, "must look like <w>:<h>, e.g. 16:9")
+  .refine((s) => {
+    const [w, h] = s.split(":").map(Number);
+    return w !== undefined && h !== undefined && w >= 1 && h >= 1 && w / h <= 4 && h / w <= 4;
+  }, { message: "must be a ratio between 1:4 and 4:1" });
+
+/** SPEC 4.3 + CONTRACT 5 */
+export const imageBBody = z.object({
+  prompt: imagePrompt,
+  negative_prompt: safeString(4_000).nullish(),
+  style: safeString(64).nullish(),
+  seed: seed.nullish(),
+  steps: z.number().int().min(1).max(50).default(30),
+  aspect_ratio: aspectRatio.default("1:1"),
+  model: z.string().default("imageB-1-dev"),
+});
+export type ImageBBody = z.output<typeof imageBBody>;
+
+const MEGAPIXEL = 1024 * 1024;
+
+/** About one megapixel at the ratio, both sides multiples of 64, never above 1024x1024 in area (standard price). */
+export function sizeForAspectRatio(ratio: string): { width: number; height: number } {
+  const [w = 1, h = 1] = ratio.split(":").map(Number);
+  const r = w / h;
+  const floor64 = (n: number) => Math.max(64, Math.floor(n / 64) * 64);
+  return { width: floor64(Math.sqrt(MEGAPIXEL * r)), height: floor64(Math.sqrt(MEGAPIXEL / r)) };
+}

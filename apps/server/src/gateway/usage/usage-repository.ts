@@ -1,0 +1,138 @@
+import type { Database } from "@gw/db";
+import mongoose, { Schema, type Model } from "mongoose";
+
+export type UsageType = "text" | "embedding" | "image" | "tts" | "sts" | "stt";
+
+/** One successful (or partly delivered) request, as billed. Money in micro-dollars. */
+export interface UsageRecord {
+  id: string;
+  userId: string;
+  keyId?: string;
+  requestId: string;
+  endpoint: string;
+  model: string;
+  type: UsageType;
+  promptTokens: number;
+  completionTokens: number;
+  characters: number;
+  audioSeconds: number;
+  images: number;
+  processingMs: number;
+  outputBytes: number;
+  costMicros: number;
+  /** `partial`: a stream cut after output began, charged for what was produced */
+  status: "success" | "partial";
+  createdAt: Date;
+  /** UTC day (YYYY-MM-DD), stored so totals group without date operators */
+  day: string;
+}
+
+interface UsageDoc extends Omit<UsageRecord, "id"> {
+  _id: string;
+}
+
+const usageSchema = new Schema<UsageDoc>({
+  _id: { type: String, required: true },
+  userId: { type: String, required: true },
+  keyId: { type: String },
+  requestId: { type: String, required: true },
+  endpoint: { type: String, required: true },
+  model: { type: String, required: true },
+  type: { type: String, required: true },
+  promptTokens: { type: Number, default: 0 },
+  completionTokens: { type: Number, default: 0 },
+  characters: { type: Number, default: 0 },
+  audioSeconds: { type: Number, default: 0 },
+  images: { type: Number, default: 0 },
+  processingMs: { type: Number, default: 0 },
+  outputBytes: { type: Number, default: 0 },
+  costMicros: { type: Number, required: true },
+  status: { type: String, required: true },
+  createdAt: { type: Date, required: true },
+  day: { type: String, required: true },
+}, { versionKey: false, collection: "usage_records" });
+usageSchema.index({ userId: 1, createdAt: -1 });
+
+export interface UsageQuery {
+  userId: string;
+  from: Date;
+  to: Date;
+  model?: string;
+  skip: number;
+  limit: number;
+}
+
+export interface UsageTotalsRow {
+  day: string;
+  model: string;
+  requests: number;
+  costMicros: number;
+  promptTokens: number;
+  completionTokens: number;
+  characters: number;
+  audioSeconds: number;
+  images: number;
+}
+
+function toRecord(doc: UsageDoc): UsageRecord {
+  const { _id, ...rest } = doc;
+  return { id: _id, ...rest };
+}
+
+export class UsageRepository {
+  private readonly model: Model<UsageDoc>;
+
+  constructor(db: Database) {
+    this.model = (db.connection.models.UsageRecord as Model<UsageDoc> | undefined) ?? db.connection.model<UsageDoc>("UsageRecord", usageSchema);
+  }
+
+  /** Idempotent: records carry their own ids, so a retried batch skips the ones already written. */
+  async insertMany(records: UsageRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const docs = records.map(({ id, ...rest }) => ({ _id: id, ...rest }));
+    try {
+      await this.model.insertMany(docs, { ordered: false });
+    } catch (err) {
+      const writeErrors = (err as { writeErrors?: Array<{ code?: number; err?: { code?: number } }> }).writeErrors;
+      const onlyDuplicates = Array.isArray(writeErrors) && writeErrors.every((e) => (e.code ?? e.err?.code) === 11000);
+      if (!onlyDuplicates && (err as { code?: number }).code !== 11000) throw err;
+    }
+  }
+
+  private filter(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">) {
+    return {
+      userId: q.userId,
+      createdAt: mongoose.trusted({ $gte: q.from, $lt: q.to }),
+      ...(q.model ? { model: q.model } : {}),
+    };
+  }
+
+  async list(q: UsageQuery): Promise<{ records: UsageRecord[]; total: number }> {
+    const filter = this.filter(q);
+    const [docs, total] = await Promise.all([
+      this.model.find(filter).sort({ createdAt: -1, _id: -1 }).skip(q.skip).limit(q.limit).lean<UsageDoc[]>(),
+      this.model.countDocuments(filter),
+    ]);
+    return { records: docs.map(toRecord), total };
+  }
+
+  /** Totals per (day, model) over the range. */
+  async totals(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">): Promise<UsageTotalsRow[]> {
+    const rows = await this.model.aggregate<{ _id: { day: string; model: string } } & Omit<UsageTotalsRow, "day" | "model">>([
+      { $match: this.filter(q) },
+      {
+        $group: {
+          _id: { day: "$day", model: "$model" },
+          requests: { $sum: 1 },
+          costMicros: { $sum: "$costMicros" },
+          promptTokens: { $sum: "$promptTokens" },
+          completionTokens: { $sum: "$completionTokens" },
+          characters: { $sum: "$characters" },
+          audioSeconds: { $sum: "$audioSeconds" },
+          images: { $sum: "$images" },
+        },
+      },
+    ]);
+    return rows.map(({ _id, ...sums }) => ({ day: _id.day, model: _id.model, ...sums }));
+  }
+}

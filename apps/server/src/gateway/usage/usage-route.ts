@@ -1,0 +1,112 @@
+import type { Request, Response } from "express";
+import { AppError, microsToDollars } from "@gw/shared";
+import { z } from "zod";
+import type { AppContext } from "../../context";
+import { principalOf } from "../http/auth";
+import { parseOrThrow } from "../http/validate";
+import type { UsageQueue } from "./usage-queue";
+import type { UsageRecord, UsageRepository, UsageTotalsRow } from "./usage-repository";
+
+const DAY_MS = 86_400_000;
+const MAX_RANGE_DAYS = 366;
+
+const dateParam = z.string().max(40).refine((s) => !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date" }).transform((s) => new Date(s));
+
+const usageQuery = z.object({
+  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  per_page: z.coerce.number().int().min(1).max(100).default(50),
+  from: dateParam.optional(),
+  to: dateParam.optional(),
+  model: z.string().min(1).max(100).optional(),
+});
+
+function recordBody(r: UsageRecord) {
+  return {
+    id: r.id,
+    request_id: r.requestId,
+    created_at: r.createdAt.toISOString(),
+    endpoint: r.endpoint,
+    model: r.model,
+    type: r.type,
+    key_id: r.keyId ?? null,
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.completionTokens,
+    total_tokens: r.promptTokens + r.completionTokens,
+    characters: r.characters,
+    audio_seconds: r.audioSeconds,
+    images: r.images,
+    processing_ms: r.processingMs,
+    output_bytes: r.outputBytes,
+    cost: microsToDollars(r.costMicros),
+    status: r.status,
+  };
+}
+
+interface Sums { requests: number; cost: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; characters: number; audio_seconds: number; images: number }
+
+const emptySums = (): Sums => ({ requests: 0, cost: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, characters: 0, audio_seconds: 0, images: 0 });
+
+/** Sums micro-dollars exactly, converting to dollars once at the end. */
+function addRow(into: Sums & { costMicros?: number }, row: UsageTotalsRow): void {
+  into.requests += row.requests;
+  into.costMicros = (into.costMicros ?? 0) + row.costMicros;
+  into.prompt_tokens += row.promptTokens;
+  into.completion_tokens += row.completionTokens;
+  into.total_tokens += row.promptTokens + row.completionTokens;
+  into.characters += row.characters;
+  into.audio_seconds += row.audioSeconds;
+  into.images += row.images;
+}
+
+function finish<T extends Sums & { costMicros?: number }>(s: T): Omit<T, "costMicros"> {
+  const { costMicros, ...rest } = s;
+  return { ...rest, cost: microsToDollars(costMicros ?? 0) };
+}
+
+/**
+ * GET /api/usage (API key or session): the caller's usage records, newest first, paginated, with totals per day
+ * and per model over the same range (default: the last 30 days).
+ */
+export function usageRoute(ctx: AppContext, repo: UsageRepository, queue: UsageQueue) {
+  return async (req: Request, res: Response) => {
+    const { userId } = principalOf(res);
+    await ctx.limits.consume("usage", userId);
+    const q = parseOrThrow(usageQuery, req.query);
+    const to = q.to ?? new Date(ctx.clock.now() + 1);
+    const from = q.from ?? new Date(to.getTime() - 30 * DAY_MS);
+    if (from.getTime() >= to.getTime()) throw new AppError("invalid_parameter", "Invalid parameter 'from': must be before 'to'.");
+    if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
+      throw new AppError("invalid_parameter", `Invalid parameter 'from': the range is at most ${MAX_RANGE_DAYS} days.`);
+    }
+    // Read-your-writes on this instance: records still queued are written first.
+    await queue.flush();
+    const filter = { userId, from, to, model: q.model };
+    const [{ records, total }, rows] = await Promise.all([
+      repo.list({ ...filter, skip: (q.page - 1) * q.per_page, limit: q.per_page }),
+      repo.totals(filter),
+    ]);
+    const all = emptySums();
+    const byDay = new Map<string, Sums & { date: string }>();
+    const byModel = new Map<string, Sums & { model: string }>();
+    for (const row of rows) {
+      addRow(all, row);
+      const day = byDay.get(row.day) ?? { date: row.day, ...emptySums() };
+      addRow(day, row);
+      byDay.set(row.day, day);
+      const model = byModel.get(row.model) ?? { model: row.model, ...emptySums() };
+      addRow(model, row);
+      byModel.set(row.model, model);
+    }
+    res.json({
+      object: "list",
+      data: records.map(recordBody),
+      pagination: { page: q.page, per_page: q.per_page, total, total_pages: Math.ceil(total / q.per_page) },
+      range: { from: from.toISOString(), to: to.toISOString() },
+      totals: {
+        ...finish(all),
+        by_day: [...byDay.values()].sort((a, b) => a.date.localeCompare(b.date)).map(finish),
+        by_model: [...byModel.values()].sort((a, b) => a.model.localeCompare(b.model)).map(finish),
+      },
+    });
+  };
+}
