@@ -1,1 +1,2 @@
 export * from "./processes";
+export * from "./fake-upstreams/index";

@@ -1,0 +1,75 @@
+// The fakes' outputs are functions of their inputs, so tests can compute exact usage and charges.
+import { createHash } from "node:crypto";
+
+export interface FakeMessage {
+  role: string;
+  content: string;
+}
+
+export interface FakeReply {
+  content: string;
+  /** the reply as streamed: one piece per word */
+  pieces: string[];
+  promptTokens: number;
+  completionTokens: number;
+  finishReason: "stop" | "length";
+}
+
+/** A "token" is a whitespace-separated word. */
+export const wordCount = (text: string): number => text.split(/\s+/).filter(Boolean).length;
+
+/** The reply is "Echo:" followed by the input's words, cut to maxTokens words. */
+export function fakeReplyFor(input: string, promptTokens: number, maxTokens?: number): FakeReply {
+  const words = ["Echo:", ...input.split(/\s+/).filter(Boolean)];
+  const limit = maxTokens === undefined ? words.length : Math.min(words.length, maxTokens);
+  const used = words.slice(0, limit);
+  return {
+    content: used.join(" "),
+    pieces: used.map((word, i) => (i === 0 ? word : ` ${word}`)),
+    promptTokens,
+    completionTokens: used.length,
+    finishReason: limit < words.length ? "length" : "stop",
+  };
+}
+
+/** Chat (OpenAI and Anthropic fakes): prompt tokens = words of every message, reply echoes the last user message. */
+export function fakeChatReply(messages: readonly FakeMessage[], maxTokens?: number, system = ""): FakeReply {
+  const lastUser = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+  const promptTokens = wordCount(system) + messages.reduce((sum, m) => sum + wordCount(m.content), 0);
+  return fakeReplyFor(lastUser, promptTokens, maxTokens);
+}
+
+export function fakeCompletion(prompt: string, maxTokens?: number): FakeReply {
+  return fakeReplyFor(prompt, wordCount(prompt), maxTokens);
+}
+
+export const FAKE_EMBEDDING_DIMENSIONS = 8;
+
+/** float32-exact numbers, so the JSON and base64 encodings carry the same vector. */
+export function fakeEmbedding(text: string): number[] {
+  const digest = createHash("sha256").update(text).digest();
+  return Array.from({ length: FAKE_EMBEDDING_DIMENSIONS }, (_, i) => Math.fround(((digest[i] ?? 0) - 128) / 128));
+}
+
+export function encodeFloat32Base64(vector: readonly number[]): string {
+  const buffer = Buffer.alloc(vector.length * 4);
+  vector.forEach((value, i) => buffer.writeFloatLE(value, i * 4));
+  return buffer.toString("base64");
+}
+
+/** Audio is taken as 16 kHz 8-bit mono: 16,000 bytes per second. */
+export const FAKE_AUDIO_BYTES_PER_SECOND = 16_000;
+
+export function fakeTranscription(audio: Buffer): { text: string; durationSeconds: number } {
+  return { text: `transcript of ${audio.length} bytes`, durationSeconds: audio.length / FAKE_AUDIO_BYTES_PER_SECOND };
+}
+
+export function fakeSpeech(voiceId: string, outputFormat: string, text: string): Buffer {
+  return Buffer.from(`FAKE-AUDIO|${voiceId}|${outputFormat}|${text}`);
+}
+
+/** A valid 1x1 transparent PNG. */
+export const TINY_PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
+  "base64",
+);

@@ -1,0 +1,77 @@
+// A fake Anthropic Messages upstream (POST /v1/messages, streaming included).
+import { randomUUID } from "node:crypto";
+import { fakeChatReply, type FakeMessage } from "./deterministic";
+import { FakeServer, sendBody, sendJson, writeSse, type HandlerContext } from "./fake-server";
+
+interface MessagesBody {
+  model?: unknown;
+  messages?: unknown;
+  system?: unknown;
+  max_tokens?: unknown;
+  stream?: unknown;
+}
+
+const STOP_REASONS = { stop: "end_turn", length: "max_tokens" } as const;
+
+export class FakeAnthropic extends FakeServer {
+  constructor(readonly apiKey: string) {
+    super();
+  }
+
+  protected errorBody(status: number, message: string): unknown {
+    const type = status === 529 ? "overloaded_error" : status >= 500 ? "api_error" : status === 429 ? "rate_limit_error" : "invalid_request_error";
+    return { type: "error", error: { type, message } };
+  }
+
+  protected async route(ctx: HandlerContext): Promise<boolean> {
+    if (ctx.req.headers["x-api-key"] !== this.apiKey) {
+      sendJson(ctx.res, 401, { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } });
+      return true;
+    }
+    if (ctx.req.headers["anthropic-version"] !== "2023-06-01") {
+      sendJson(ctx.res, 400, this.errorBody(400, "anthropic-version header is required"));
+      return true;
+    }
+    if (ctx.record.method === "GET" && ctx.url.pathname === "/v1/models") {
+      sendJson(ctx.res, 200, { data: [{ id: "fake-claude", type: "model" }], has_more: false });
+      return true;
+    }
+    if (ctx.record.method !== "POST" || ctx.url.pathname !== "/v1/messages") return false;
+    await this.messages(ctx, (ctx.record.json ?? {}) as MessagesBody);
+    return true;
+  }
+
+  private async messages(ctx: HandlerContext, body: MessagesBody): Promise<void> {
+    const messages = body.messages as FakeMessage[] | undefined;
+    if (!Array.isArray(messages) || messages.length === 0 || messages.some((m) => m.role === "system")) {
+      return sendJson(ctx.res, 400, this.errorBody(400, "messages: non-empty, user/assistant roles only"));
+    }
+    if (typeof body.max_tokens !== "number") return sendJson(ctx.res, 400, this.errorBody(400, "max_tokens: Field required"));
+    const system = typeof body.system === "string" ? body.system : "";
+    const reply = fakeChatReply(messages, body.max_tokens, system);
+    const id = `msg_${randomUUID()}`;
+    const model = String(body.model);
+    const stopReason = STOP_REASONS[reply.finishReason];
+    if (body.stream !== true) {
+      return sendBody(ctx, "application/json", JSON.stringify({
+        id, type: "message", role: "assistant", model,
+        content: [{ type: "text", text: reply.content }],
+        stop_reason: stopReason, stop_sequence: null,
+        usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens },
+      }));
+    }
+    const event = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+    const events = [
+      event("message_start", {
+        message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: reply.promptTokens, output_tokens: 1 } },
+      }),
+      event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+      event("ping", {}),
+      ...reply.pieces.map((text) => event("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+      event("content_block_stop", { index: 0 }),
+      event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: reply.completionTokens } }),
+      event("message_stop", {}),
+    ];
+    await writeSse(ctx, events, () => this.pause());
+  }
+}

@@ -1,0 +1,149 @@
+// A fake OpenAI-compatible upstream: chat completions (with SSE), completions, embeddings, images, models.
+import { randomUUID } from "node:crypto";
+import {
+  encodeFloat32Base64, fakeChatReply, fakeCompletion, fakeEmbedding, wordCount, TINY_PNG, type FakeMessage, type FakeReply,
+} from "./deterministic";
+import { FakeServer, sendBody, sendJson, writeSse, type HandlerContext } from "./fake-server";
+
+interface ChatBody {
+  model?: unknown;
+  messages?: unknown;
+  max_tokens?: unknown;
+  stream?: unknown;
+  stream_options?: { include_usage?: unknown } | null;
+  prompt?: unknown;
+  input?: unknown;
+  encoding_format?: unknown;
+  n?: unknown;
+  size?: unknown;
+  response_format?: unknown;
+}
+
+const isMessages = (value: unknown): value is FakeMessage[] =>
+  Array.isArray(value) && value.every((m) => typeof m === "object" && m !== null && typeof m.role === "string" && typeof m.content === "string");
+
+export class FakeOpenAi extends FakeServer {
+  /** false: answers (streamed or not) carry no usage, like some compatible servers */
+  reportUsage = true;
+
+  constructor(readonly apiKey: string) {
+    super();
+  }
+
+  protected override resetOptions(): void {
+    this.reportUsage = true;
+  }
+
+  protected errorBody(status: number, message: string): unknown {
+    return { error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", code: null } };
+  }
+
+  protected route(ctx: HandlerContext): boolean | Promise<boolean> {
+    if (ctx.req.headers.authorization !== `Bearer ${this.apiKey}`) {
+      sendJson(ctx.res, 401, this.errorBody(401, "Incorrect API key provided."));
+      return true;
+    }
+    const body = (ctx.record.json ?? {}) as ChatBody;
+    const { method } = ctx.record;
+    switch (`${method} ${ctx.url.pathname}`) {
+      case "GET /v1/models":
+        sendJson(ctx.res, 200, { object: "list", data: [{ id: "fake-model", object: "model", created: 0, owned_by: "fake" }] });
+        return true;
+      case "POST /v1/chat/completions":
+        return this.chat(ctx, body);
+      case "POST /v1/completions":
+        return this.completion(ctx, body);
+      case "POST /v1/embeddings":
+        return this.embeddings(ctx, body);
+      case "POST /v1/images/generations":
+        return this.images(ctx, body);
+    }
+    if (method === "GET" && ctx.url.pathname.startsWith("/images/")) {
+      sendBody(ctx, "image/png", TINY_PNG);
+      return true;
+    }
+    return false;
+  }
+
+  private usage(reply: FakeReply) {
+    return { prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens, total_tokens: reply.promptTokens + reply.completionTokens };
+  }
+
+  private badRequest(ctx: HandlerContext, message: string): true {
+    sendJson(ctx.res, 400, this.errorBody(400, message));
+    return true;
+  }
+
+  private async chat(ctx: HandlerContext, body: ChatBody): Promise<boolean> {
+    if (!isMessages(body.messages) || body.messages.length === 0) return this.badRequest(ctx, "messages must be a non-empty array");
+    const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : undefined;
+    const reply = fakeChatReply(body.messages, maxTokens);
+    const id = `chatcmpl-${randomUUID()}`;
+    const model = String(body.model);
+    const created = Math.floor(Date.now() / 1000);
+    if (body.stream !== true) {
+      sendBody(ctx, "application/json", JSON.stringify({
+        id, object: "chat.completion", created, model,
+        choices: [{ index: 0, message: { role: "assistant", content: reply.content }, finish_reason: reply.finishReason }],
+        ...(this.reportUsage ? { usage: this.usage(reply) } : {}),
+      }));
+      return true;
+    }
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
+    const events = [
+      chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
+      ...reply.pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
+      chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]),
+    ];
+    if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage: this.usage(reply) }));
+    events.push("data: [DONE]\n\n");
+    await writeSse(ctx, events, () => this.pause());
+    return true;
+  }
+
+  private completion(ctx: HandlerContext, body: ChatBody): boolean {
+    if (typeof body.prompt !== "string") return this.badRequest(ctx, "prompt must be a string");
+    const reply = fakeCompletion(body.prompt, typeof body.max_tokens === "number" ? body.max_tokens : undefined);
+    sendBody(ctx, "application/json", JSON.stringify({
+      id: `cmpl-${randomUUID()}`, object: "text_completion", created: Math.floor(Date.now() / 1000), model: String(body.model),
+      choices: [{ text: reply.content, index: 0, logprobs: null, finish_reason: reply.finishReason }],
+      ...(this.reportUsage ? { usage: this.usage(reply) } : {}),
+    }));
+    return true;
+  }
+
+  private embeddings(ctx: HandlerContext, body: ChatBody): boolean {
+    const inputs = typeof body.input === "string" ? [body.input] : body.input;
+    if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((i) => typeof i === "string")) {
+      return this.badRequest(ctx, "input must be a string or an array of strings");
+    }
+    const base64 = body.encoding_format === "base64";
+    const promptTokens = inputs.reduce((sum: number, text: string) => sum + wordCount(text), 0);
+    sendBody(ctx, "application/json", JSON.stringify({
+      object: "list",
+      data: inputs.map((text: string, index: number) => {
+        const vector = fakeEmbedding(text);
+        return { object: "embedding", index, embedding: base64 ? encodeFloat32Base64(vector) : vector };
+      }),
+      model: String(body.model),
+      ...(this.reportUsage ? { usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } } : {}),
+    }));
+    return true;
+  }
+
+  private images(ctx: HandlerContext, body: ChatBody): boolean {
+    if (typeof body.prompt !== "string" || body.prompt.length === 0) return this.badRequest(ctx, "prompt is required");
+    const n = typeof body.n === "number" ? body.n : 1;
+    if (!Number.isInteger(n) || n < 1 || n > 10) return this.badRequest(ctx, "n must be between 1 and 10");
+    if (typeof body.size !== "string" || !/^\d+x\d+$/.test(body.size)) return this.badRequest(ctx, "size must look like WxH");
+    const b64 = body.response_format === "b64_json";
+    const id = randomUUID();
+    sendBody(ctx, "application/json", JSON.stringify({
+      created: Math.floor(Date.now() / 1000),
+      data: Array.from({ length: n }, (_, i) =>
+        b64 ? { b64_json: TINY_PNG.toString("base64"), revised_prompt: body.prompt } : { url: `${this.url}/images/${id}-${i}.png`, revised_prompt: body.prompt }),
+    }));
+    return true;
+  }
+}
