@@ -1,4 +1,13 @@
-import type { Express } from "express";
+import express, { type Express } from "express";
 import type { AppContext } from "../context";
+import { creditsRoute } from "./credits-route";
+import { registerBillingHooks } from "./hooks";
+import { webhookRoute } from "./webhook-route";
 
-export async function mountBilling(_app: Express, _ctx: AppContext): Promise<void> {}
+/** Billing's Express routes. Mounted first: the webhook needs the raw body, before any JSON parser runs. */
+export async function mountBilling(app: Express, ctx: AppContext): Promise<void> {
+  // Any content type is read raw: the signature check, not the header, decides what is accepted.
+  app.post("/api/billing/webhook", express.raw({ type: () => true, limit: "1mb" }), webhookRoute(ctx));
+  app.get("/api/billing/credits", creditsRoute(ctx));
+  registerBillingHooks(ctx);
+}

@@ -1,0 +1,46 @@
+import type { Request, Response } from "express";
+import { setRateLimitHeaders } from "@gw/api/trpc";
+import { billing } from "@gw/billing";
+import { isAppError } from "@gw/shared";
+import type { AppContext } from "../context";
+import { sendError } from "../http/errors";
+import { principalOf } from "./principal";
+
+/**
+ * GET /api/billing/credits answers errors in SPEC 7.1's flat form ({error: "Unauthorized"} / {error: "Internal server
+ * error"}), which the REST adapter's nested errors cannot express, so it is an Express route mounted before it.
+ * Rate limiting keeps the nested rate_limit_exceeded form (CONTRACT 1 only names 401 and 500 for the flat form).
+ */
+export function creditsRoute(ctx: AppContext) {
+  return async (req: Request, res: Response): Promise<void> => {
+    let principal;
+    try {
+      principal = await principalOf(ctx, req);
+    } catch (err) {
+      if (isAppError(err) && err.status === 401) {
+        res.status(401).json({ error: "Unauthorized" });
+        return;
+      }
+      ctx.logger.error({ err, requestId: res.locals.requestId }, "credits: authentication failed");
+      res.status(500).json({ error: "Internal server error" });
+      return;
+    }
+    if (!principal) {
+      res.status(401).json({ error: "Unauthorized" });
+      return;
+    }
+    try {
+      setRateLimitHeaders(res, await ctx.limits.consume("credits", `user:${principal.userId}`));
+    } catch (err) {
+      if (isAppError(err)) return sendError(res, err, req);
+      throw err;
+    }
+    try {
+      res.setHeader("Cache-Control", "no-store");
+      res.json(await billing.credits(ctx, principal.userId));
+    } catch (err) {
+      ctx.logger.error({ err, requestId: res.locals.requestId }, "credits: balance could not be read");
+      res.status(500).json({ error: "Internal server error" });
+    }
+  };
+}

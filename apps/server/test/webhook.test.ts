@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { billing } from "@gw/billing";
+import { newId } from "@gw/shared";
+import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent } from "./billing-support";
+import { startTestServer, type TestServer } from "./harness";
+
+const MICROS = 1_000_000;
+
+describe("POST /api/billing/webhook", () => {
+  let server: TestServer;
+  let fake: FakeStripe;
+  const users: string[] = [];
+  const nowSeconds = () => Math.floor(server.clock.now() / 1000);
+
+  beforeAll(async () => {
+    fake = await startFakeStripe({ now: () => server.clock.now() });
+    server = await startTestServer({ env: { STRIPE_API_BASE: fake.url } });
+  });
+  afterAll(async () => {
+    await expectLedgerConsistent(server, users);
+    await server.close();
+    await fake.close();
+  });
+
+  const newUser = () => {
+    const id = newId("usr");
+    users.push(id);
+    return id;
+  };
+  const ctx = () => server.app.context;
+
+  /** A payment intent created through the gateway, as Stripe reports it once paid. */
+  async function paidIntent(userId: string, amount: number): Promise<Record<string, unknown>> {
+    const created = await billing.createPaymentIntent(ctx(), userId, { amount });
+    const stored = fake.objects.get(created.payment_intent_id);
+    expect(stored).toBeDefined();
+    return { ...stored, status: "succeeded", amount_received: created.amount };
+  }
+
+  describe("signature", () => {
+    it("refuses a missing signature with 400 and changes nothing", async () => {
+      const userId = newUser();
+      const intent = await paidIntent(userId, 10);
+      const res = await deliver(server, stripeEvent("payment_intent.succeeded", intent), { signature: null });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: { message: "Missing required parameter: 'Stripe-Signature'.", type: "invalid_request_error", code: "missing_required_parameter" },
+      });
+      expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+
+    it("refuses a wrong secret, a tampered body and an expired timestamp with 400", async () => {
+      const userId = newUser();
+      const intent = await paidIntent(userId, 10);
+      const event = stripeEvent("payment_intent.succeeded", intent);
+      const payload = JSON.stringify(event);
+      const { default: Stripe } = await import("stripe");
+      const wrongSecret = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_other" });
+      const expired = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_test_secret", timestamp: Math.floor(Date.now() / 1000) - 3600 });
+      const tampered = JSON.stringify({ ...event, data: { object: { ...intent, amount: 999_999 } } });
+      for (const res of [
+        await deliver(server, event, { signature: wrongSecret }),
+        await deliver(server, event, { signature: expired }),
+        await deliver(server, event, { payload: tampered }),
+        await deliver(server, event, { signature: "t=1,v1=deadbeef" }),
+      ]) {
+        expect(res.status).toBe(400);
+        const body = (await res.json()) as { error: { code: string; type: string } };
+        expect(body.error).toMatchObject({ code: "invalid_parameter", type: "invalid_request_error" });
+      }
+      expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+  });
+
+  describe("payment_intent.succeeded", () => {
+    it("grants amount + package bonus once when one event is delivered 3 times, shuffled and concurrently", async () => {
+      const userId = newUser();
+      const intent = await paidIntent(userId, 50);
+      const event = stripeEvent("payment_intent.succeeded", intent);
+      const statuses = await deliverConcurrently(server, [event, event, event]);
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(await ctx().ledger.balance(userId)).toBe(55 * MICROS);
+      const entries = await ctx().ledger.entries(userId);
+      expect(entries.map((e) => e.kind).sort()).toEqual(["bonus", "purchase"]);
+    });
+
+    it("grants each of several payments once when all are delivered 3 times, interleaved", async () => {
+      const userId = newUser();
+      const intents = await Promise.all([paidIntent(userId, 10), paidIntent(userId, 100), paidIntent(userId, 12.34)]);
+      const events = intents.map((i) => stripeEvent("payment_intent.succeeded", i));
+      const statuses = await deliverConcurrently(server, [...events, ...events, ...events]);
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      expect(await ctx().ledger.balance(userId)).toBe((10 + 115 + 12.34) * MICROS);
+    });
+
+    it("grants once when different events announce the same payment intent", async () => {
+      const userId = newUser();
+      const intent = await paidIntent(userId, 10);
+      const first = stripeEvent("payment_intent.succeeded", intent);
+      const resent = stripeEvent("payment_intent.succeeded", intent); // a new event id for the same money
+      expect((await deliver(server, first)).status).toBe(200);
+      expect((await deliver(server, resent)).status).toBe(200);
+      expect(await ctx().ledger.balance(userId)).toBe(10 * MICROS);
+    });
+
+    it("answers {received: true}", async () => {
+      const intent = await paidIntent(newUser(), 10);
+      const res = await deliver(server, stripeEvent("payment_intent.succeeded", intent));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+    });
+
+    it("ignores a payment intent the gateway never created (200, nothing granted)", async () => {
+      const userId = newUser();
+      const stranger = { id: "pi_unknown_123", object: "payment_intent", amount: 5000, currency: "usd", status: "succeeded", metadata: { user_id: userId } };
+      const res = await deliver(server, stripeEvent("payment_intent.succeeded", stranger));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+      expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+
+    it("ignores an event whose livemode differs from the secret key's mode", async () => {
+      const userId = newUser();
+      const intent = await paidIntent(userId, 10);
+      const res = await deliver(server, stripeEvent("payment_intent.succeeded", intent, { livemode: true }));
+      expect(res.status).toBe(200);
+      expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+  });
+
+  describe("checkout.session.completed", () => {
+    it("grants a credit checkout once, also when its payment intent's event arrives too", async () => {
+      const userId = newUser();
+      const session = await billing.createCheckoutSession(ctx(), userId, {
+        type: "credits", amount: 100, success_url: "https://example.com/ok", cancel_url: "https://example.com/no",
+      });
+      const stored = fake.objects.get(session.session_id) as Record<string, unknown>;
+      const metadata = stored.metadata as Record<string, string>;
+      expect(metadata).toMatchObject({ user_id: userId, credits_micros: String(100 * MICROS), bonus_micros: String(15 * MICROS) });
+      expect((stored.payment_intent_data as { metadata: Record<string, string> }).metadata).toEqual(metadata);
+
+      const completed = { ...stored, status: "complete", payment_status: "paid", payment_intent: "pi_from_checkout_1" };
+      const intent = { id: "pi_from_checkout_1", object: "payment_intent", amount: 10_000, currency: "usd", status: "succeeded", metadata };
+      const statuses = await deliverConcurrently(server, [
+        stripeEvent("checkout.session.completed", completed),
+        stripeEvent("payment_intent.succeeded", intent),
+        stripeEvent("checkout.session.completed", completed),
+      ]);
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(await ctx().ledger.balance(userId)).toBe(115 * MICROS);
+    });
+
+    it("does not grant an unpaid checkout", async () => {
+      const userId = newUser();
+      const session = await billing.createCheckoutSession(ctx(), userId, {
+        type: "credits", amount: 10, success_url: "https://example.com/ok", cancel_url: "https://example.com/no",
+      });
+      const stored = fake.objects.get(session.session_id) as Record<string, unknown>;
+      await deliver(server, stripeEvent("checkout.session.completed", { ...stored, payment_status: "unpaid" }));
+      expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+  });
+
+  describe("subscriptions", () => {
+    async function subscribed(userId: string, planId = "pro"): Promise<Record<string, unknown>> {
+      const view = await billing.createSubscription(ctx(), userId, { plan_id: planId, payment_method_id: "pm_card_visa" });
+      return fake.objects.get(view.subscription_id) as Record<string, unknown>;
+    }
+
+    it("applies the newest state whatever the delivery order, and never moves a cancelled subscription back", async () => {
+      const userId = newUser();
+      const sub = await subscribed(userId);
+      expect((await ctx().plans.planFor(userId)).id).toBe("pro");
+      const t = nowSeconds();
+      const created = stripeEvent("customer.subscription.created", { ...sub, status: "incomplete" }, { created: t });
+      const active = stripeEvent("customer.subscription.updated", { ...sub, status: "active" }, { created: t + 10 });
+      const pastDue = stripeEvent("customer.subscription.updated", { ...sub, status: "past_due" }, { created: t + 20 });
+      for (const e of [pastDue, created, active]) expect((await deliver(server, e)).status).toBe(200);
+      let state = await billing.subscription(ctx(), userId);
+      expect(state.subscription?.status).toBe("past_due");
+      expect(state.plan.id).toBe("pro");
+
+      const deleted = stripeEvent("customer.subscription.deleted", { ...sub, status: "canceled" }, { created: t + 30 });
+      const lateActive = stripeEvent("customer.subscription.updated", { ...sub, status: "active" }, { created: t + 40 });
+      await deliver(server, deleted);
+      await deliver(server, lateActive);
+      state = await billing.subscription(ctx(), userId);
+      expect(state.subscription).toBeNull();
+      expect(state.plan.id).toBe("free");
+      expect(state.limits).toEqual({ requests_per_minute: 20, concurrent_requests: 2, monthly_credits: 0 });
+      expect((await ctx().plans.planFor(userId)).id).toBe("free");
+    });
+
+    it("grants the plan's monthly credits once per invoice", async () => {
+      const userId = newUser();
+      const sub = await subscribed(userId, "team");
+      const invoice = (id: string) => ({
+        id, object: "invoice", customer: sub.customer, amount_paid: 10_000, amount_due: 10_000, currency: "usd", status: "paid",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+      });
+      const first = stripeEvent("invoice.payment_succeeded", invoice("in_1"));
+      const firstAgain = stripeEvent("invoice.payment_succeeded", invoice("in_1"));
+      const statuses = await deliverConcurrently(server, [first, first, firstAgain]);
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(await ctx().ledger.balance(userId)).toBe(110 * MICROS);
+      await deliver(server, stripeEvent("invoice.payment_succeeded", invoice("in_2")));
+      expect(await ctx().ledger.balance(userId)).toBe(220 * MICROS);
+    });
+
+    it("marks the subscription past_due on a failed invoice", async () => {
+      const userId = newUser();
+      const sub = await subscribed(userId);
+      const invoice = { id: "in_failed_1", object: "invoice", customer: sub.customer, amount_due: 2000, currency: "usd",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
+      const res = await deliver(server, stripeEvent("invoice.payment_failed", invoice, { created: nowSeconds() + 60 }));
+      expect(res.status).toBe(200);
+      const state = await billing.subscription(ctx(), userId);
+      expect(state.subscription?.status).toBe("past_due");
+      expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+
+    it("ignores subscription events for unknown customers", async () => {
+      const stranger = { id: "sub_unknown", object: "subscription", customer: "cus_unknown", status: "active", metadata: { user_id: "usr_nobody" }, items: { data: [] } };
+      const res = await deliver(server, stripeEvent("customer.subscription.created", stranger));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+    });
+  });
+
+  it("answers 200 and ignores unknown event types", async () => {
+    const res = await deliver(server, stripeEvent("charge.refund.updated", { id: "re_1", object: "refund" }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ received: true });
+  });
+});

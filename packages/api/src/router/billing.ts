@@ -1,0 +1,138 @@
+import { billing } from "@gw/billing";
+import { z } from "zod";
+import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, verifiedSessionOrKeyProcedure } from "../trpc";
+
+// SPEC 2.8-2.13, 4.7, CONTRACT 6. Handlers are thin: the billing package validates again and does the work.
+// GET /api/billing/credits is an Express route (flat error form, SPEC 7.1); `credits` here serves the dashboard.
+
+const tags = ["Billing"];
+
+const dollars = z.number()
+  .min(1).max(10_000)
+  .refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: "must have at most two decimals" })
+  .describe("US dollars, 1 to 10000, at most two decimals; 10, 50 and 100 earn the package bonus");
+
+const httpUrl = z.url({ protocol: /^https?$/ }).max(2048).describe("absolute http(s) URL");
+
+const planShape = {
+  id: z.string(),
+  name: z.string(),
+  price: z.number().describe("dollars per interval"),
+  currency: z.string().describe("lower-case ISO code"),
+  interval: z.string(),
+};
+const publicPlan = z.object({ ...planShape, features: z.array(z.string()) });
+
+const subscription = z.object({
+  subscription_id: z.string(),
+  status: z.string().describe("active, trialing, past_due, ..."),
+  current_period_start: z.string().describe("ISO 8601"),
+  current_period_end: z.string().describe("ISO 8601"),
+  plan: z.object(planShape),
+});
+
+const creditBalance = z.object({ balance: z.number().describe("dollars"), currency: z.literal("USD") });
+
+const checkoutInput = z.object({
+  type: z.enum(["credits", "subscription"]),
+  amount: dollars.optional().describe("required when type is credits"),
+  plan_id: z.string().min(1).max(100).optional().describe("required when type is subscription"),
+  success_url: httpUrl,
+  cancel_url: httpUrl,
+});
+
+const paymentIntentInput = z.object({
+  amount: dollars,
+  currency: z.string().max(10).optional().describe("only usd is accepted (the default)"),
+});
+
+const subscriptionInput = z.object({
+  plan_id: z.string().min(1).max(100),
+  payment_method_id: z.string().min(1).max(255).describe("the processor's payment method id (pm_...)"),
+});
+
+const historyInput = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  before: z.coerce.number().int().min(1).optional().describe("next_before of the previous page"),
+}).optional();
+
+const historyEntry = z.object({
+  id: z.string(),
+  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "adjustment", "hold", "settle", "release"]),
+  amount: z.number().describe("dollars, signed"),
+  balance_after: z.number().describe("dollars"),
+  created_at: z.string().describe("ISO 8601"),
+});
+
+export const billingRouter = createTRPCRouter({
+  credits: sessionOrKeyProcedure
+    .use(rateLimit("credits", "user"))
+    .output(creditBalance)
+    .query(({ ctx }) => billing.credits(ctx.app, ctx.principal.userId)),
+
+  config: sessionOrKeyProcedure
+    .use(rateLimit("billingRead", "user"))
+    .meta({ openapi: { method: "GET", path: "/billing/config", tags, summary: "Plans, credit packages and the publishable payment key" } })
+    .output(z.object({
+      plans: z.array(publicPlan),
+      credit_packages: z.array(z.object({ amount: z.number(), bonus: z.number(), total: z.number() })),
+      payment_publishable_key: z.string(),
+    }))
+    .query(({ ctx }) => billing.config(ctx.app)),
+
+  createCheckoutSession: verifiedSessionOrKeyProcedure
+    .use(rateLimit("checkout", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/create-checkout-session", tags, summary: "Start a hosted checkout for credits or a subscription" },
+      errors: ["email_not_verified", "plan_not_found", "upstream_error"],
+    })
+    .input(checkoutInput)
+    .output(z.object({ session_id: z.string(), url: z.string().describe("where the payer is redirected") }))
+    .mutation(({ ctx, input }) => billing.createCheckoutSession(ctx.app, ctx.principal.userId, input)),
+
+  createPaymentIntent: verifiedSessionOrKeyProcedure
+    .use(rateLimit("paymentIntent", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/create-payment-intent", tags, summary: "Create a payment intent for a credit purchase" },
+      errors: ["email_not_verified", "upstream_error"],
+    })
+    .input(paymentIntentInput)
+    .output(z.object({
+      client_secret: z.string(),
+      payment_intent_id: z.string(),
+      amount: z.number().int().describe("cents"),
+      currency: z.string(),
+    }))
+    .mutation(({ ctx, input }) => billing.createPaymentIntent(ctx.app, ctx.principal.userId, input)),
+
+  createSubscription: verifiedSessionOrKeyProcedure
+    .use(rateLimit("subscription", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/create-subscription", tags, summary: "Subscribe to a paid plan with a payment method" },
+      errors: ["email_not_verified", "invalid_payment_method", "plan_not_found", "conflict", "upstream_error"],
+    })
+    .input(subscriptionInput)
+    .output(subscription)
+    .mutation(({ ctx, input }) => billing.createSubscription(ctx.app, ctx.principal.userId, input)),
+
+  subscription: sessionOrKeyProcedure
+    .use(rateLimit("billingRead", "user"))
+    .meta({ openapi: { method: "GET", path: "/billing/subscription", tags, summary: "Current subscription, the plan that applies and its limits" } })
+    .output(z.object({
+      subscription: subscription.nullable().describe("null on the free plan"),
+      plan: publicPlan,
+      limits: z.object({
+        requests_per_minute: z.number().int(),
+        concurrent_requests: z.number().int(),
+        monthly_credits: z.number().describe("dollars granted on each paid invoice"),
+      }),
+    }))
+    .query(({ ctx }) => billing.subscription(ctx.app, ctx.principal.userId)),
+
+  history: sessionOrKeyProcedure
+    .use(rateLimit("billingRead", "user"))
+    .meta({ openapi: { method: "GET", path: "/billing/history", tags, summary: "Payment history: purchases, bonuses, plan credits, refunds (newest first)" } })
+    .input(historyInput)
+    .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
+    .query(({ ctx, input }) => billing.history(ctx.app, ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),
+});
