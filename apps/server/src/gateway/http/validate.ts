@@ -21,6 +21,8 @@ function ruleOf(issue: z.core.$ZodIssue): string {
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "invalid_type":
       return `must be ${issue.expected === "int" ? "an integer" : `a ${issue.expected}`}`;
+    case "not_multiple_of":
+      return `must be a multiple of ${String(issue.divisor)}`;
     case "unrecognized_keys":
       return `unknown field(s) ${issue.keys.join(", ")}`;
     default:

@@ -13,7 +13,8 @@ export type TextTaskBody = z.output<typeof textTaskBody>;
 
 export const IMAGE_MIN_SIDE = 64;
 export const IMAGE_MAX_SIDE = 2048;
-const side = z.number().int().min(IMAGE_MIN_SIDE).max(IMAGE_MAX_SIDE);
+// Task image models speak Flux: sides 256..1440 in multiples of 32.
+const side = z.number().int().min(256).max(1440).multipleOf(32);
 export const seed = z.number().int().min(0).max(4_294_967_295);
 
 export const imageTaskBody = z.object({
