@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "@gw/config";
 import type { Database } from "@gw/db";
@@ -6,7 +5,6 @@ import type { Clock } from "@gw/shared";
 import { createAccountHooks, type AccountHooks } from "./accounts/account-hooks";
 import { createAccountService, type AccountService } from "./accounts/account-service";
 import type { LimitConsumer } from "./accounts/auth-limits";
-import { createLoginThrottle } from "./accounts/login-throttle";
 import { createOAuthSignIn } from "./accounts/oauth-sign-in";
 import { createMailer } from "./mail/mailer";
 import { createOAuthFlow, type OAuthFlow } from "./oauth/oauth-flow";
@@ -20,9 +18,8 @@ export interface AuthServiceDeps {
   db: Database;
   clock: Clock;
   logger: Logger;
-  redis?: Redis;
   limits: LimitConsumer;
-  revokeAllKeysForUser: (userId: string) => Promise<void>;
+  revokeAllKeysForUser: (userId: string) => Promise<unknown>;
 }
 
 /** Everything accounts need, built once per app instance. */
@@ -55,7 +52,6 @@ export async function createAuthServices(deps: AuthServiceDeps): Promise<AuthSer
     tokens,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir }, clock, logger),
     limits: deps.limits,
-    loginThrottle: createLoginThrottle(config.limits.loginAccount, deps.redis),
     hooks,
     revokeAllKeysForUser: deps.revokeAllKeysForUser,
     clock,

@@ -9,8 +9,7 @@ import type { OneTimeTokens } from "../tokens/one-time-tokens";
 import type { UserRepository } from "../users/user-repository";
 import type { User } from "../users/user";
 import type { AccountHookRunner } from "./account-hooks";
-import { consumeAuthLimit, type LimitConsumer } from "./auth-limits";
-import type { LoginThrottle } from "./login-throttle";
+import { checkAuthLimit, consumeAuthLimit, type LimitConsumer } from "./auth-limits";
 
 const HOUR_MS = 60 * 60 * 1000;
 const VERIFY_TTL_MS = 24 * HOUR_MS;
@@ -22,10 +21,9 @@ export interface AccountServiceDeps {
   tokens: OneTimeTokens;
   mailer: Mailer;
   limits: LimitConsumer;
-  loginThrottle: LoginThrottle;
   hooks: AccountHookRunner;
   /** the platform's API-key revocation (every key of the user, caches evicted) */
-  revokeAllKeysForUser: (userId: string) => Promise<void>;
+  revokeAllKeysForUser: (userId: string) => Promise<unknown>;
   clock: Clock;
   logger: Logger;
   passwordRules: PasswordRules;
@@ -88,7 +86,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 
   return {
     async signup(input, origin) {
-      await consumeAuthLimit(deps.limits, "register", origin.ip);
+      await consumeAuthLimit(deps.limits, "register", `ip:${origin.ip}`);
       assertStrongPassword(input.password, deps.passwordRules);
       const user = await users.create({
         email: input.email,
@@ -101,14 +99,17 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     },
 
     async login(input, origin) {
-      await consumeAuthLimit(deps.limits, "loginIp", origin.ip);
-      await deps.loginThrottle.assertAllowed(input.email);
+      await consumeAuthLimit(deps.limits, "loginIp", `ip:${origin.ip}`);
+      // per-account throttle: failures are counted, and once over the window's budget every attempt on this account
+      // waits for the window to pass (429 + Retry-After), so its owner is slowed, never locked out for good
+      const accountKey = `account:${input.email}`;
+      await checkAuthLimit(deps.limits, "loginAccount", accountKey);
       const user = input.password.length <= MAX_PASSWORD_LENGTH ? await users.findByEmail(input.email) : null;
       const ok = user?.passwordHash
         ? await verifyPassword(user.passwordHash, input.password)
         : await verifyAgainstDummy(input.password.slice(0, MAX_PASSWORD_LENGTH));
       if (!user || !ok) {
-        await deps.loginThrottle.recordFailure(input.email);
+        await consumeAuthLimit(deps.limits, "loginAccount", accountKey).catch(() => undefined);
         throw invalidCredentials();
       }
       const { setCookie } = await sessions.start(user.id);
@@ -162,13 +163,13 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     async resendVerification(userId) {
       const user = await liveUser(userId);
       if (user.emailVerified) return "already_verified";
-      await consumeAuthLimit(deps.limits, "passwordReset", `verify:${user.email}`);
+      await consumeAuthLimit(deps.limits, "passwordReset", `verify:${user.id}`);
       await sendVerification(user);
       return "sent";
     },
 
     async requestPasswordReset(email) {
-      await consumeAuthLimit(deps.limits, "passwordReset", email);
+      await consumeAuthLimit(deps.limits, "passwordReset", `email:${email}`);
       const user = await users.findByEmail(email);
       // unknown e-mails get the same answer; only a real account receives a mail
       if (!user || user.deletedAt) return;

@@ -1,0 +1,33 @@
+import express, { Router } from "express";
+import { z } from "zod";
+import { appErrorFromZod } from "@gw/api/errors";
+import { AppError } from "@gw/shared";
+import type { AppContext } from "../context";
+
+export const deleteAccountInput = z.object({
+  // omitted for OAuth-only accounts, which have no password
+  password: z.string().max(1024).optional(),
+});
+
+/**
+ * DELETE /api/auth/me {password}: an Express route because the REST adapter reads DELETE input from the query
+ * string, and a password does not belong in a URL.
+ */
+export function deleteAccountRoute(ctx: AppContext): Router {
+  const router = Router();
+  router.delete("/api/auth/me", express.json({ limit: ctx.config.jsonBodyLimitBytes }), async (req, res, next) => {
+    try {
+      const principal = await ctx.sessions.fromRequest(req);
+      if (!principal) throw new AppError("unauthorized", "Authentication required: log in first.");
+      const body: unknown = req.body ?? {};
+      const parsed = deleteAccountInput.safeParse(body);
+      if (!parsed.success) throw appErrorFromZod(parsed.error, body);
+      await ctx.auth.accounts.deleteAccount(principal.userId, parsed.data.password);
+      res.append("Set-Cookie", ctx.auth.sessions.clearCookie());
+      res.status(200).json({ success: true, message: "Your account has been deleted." });
+    } catch (err) {
+      next(err);
+    }
+  });
+  return router;
+}

@@ -1,0 +1,10 @@
+import type { Express } from "express";
+import type { AppContext } from "../context";
+import { deleteAccountRoute } from "./delete-account-route";
+import { oauthRoutes } from "./oauth-routes";
+
+/** The account routes tRPC cannot serve well (redirects, DELETE with a body); mounted before the REST adapter. */
+export function mountAuthRoutes(app: Express, ctx: AppContext): void {
+  app.use(oauthRoutes(ctx));
+  app.use(deleteAccountRoute(ctx));
+}

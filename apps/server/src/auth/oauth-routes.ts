@@ -1,0 +1,32 @@
+import { Router, type Response } from "express";
+import { OAUTH_STATE_COOKIE, readCookie, type OAuthRedirect } from "@gw/auth";
+import type { AppContext } from "../context";
+
+function redirect(res: Response, to: OAuthRedirect): void {
+  for (const cookie of to.setCookies) res.append("Set-Cookie", cookie);
+  res.setHeader("Cache-Control", "no-store");
+  res.redirect(302, to.location);
+}
+
+const queryString = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+/** GET /api/auth/oauth/:provider → 302 to the provider; GET /api/auth/callback → 302 to /dashboard or /login?error=. */
+export function oauthRoutes(ctx: AppContext): Router {
+  const router = Router();
+  router.get("/api/auth/oauth/:provider", async (req, res, next) => {
+    try {
+      redirect(res, await ctx.auth.oauth.begin(req.params.provider));
+    } catch (err) {
+      next(err);
+    }
+  });
+  router.get("/api/auth/callback", async (req, res, next) => {
+    try {
+      const query = { code: queryString(req.query.code), state: queryString(req.query.state), error: queryString(req.query.error) };
+      redirect(res, await ctx.auth.oauth.complete(query, readCookie(req.get("cookie"), OAUTH_STATE_COOKIE)));
+    } catch (err) {
+      next(err);
+    }
+  });
+  return router;
+}

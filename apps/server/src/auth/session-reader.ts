@@ -1,0 +1,42 @@
+import type { Request } from "express";
+import { readCookie, SESSION_COOKIE, type AuthServices } from "@gw/auth";
+import { AppError } from "@gw/shared";
+import type { Principal, SessionReader } from "../context";
+
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * The session cookie → Principal. Also applies CONTRACT 2's Origin check to cookie-authenticated state changes,
+ * and sends the renewed cookie back when the session slid forward.
+ */
+export function createSessionReader(auth: Pick<AuthServices, "sessions" | "users">, publicUrl: string): SessionReader {
+  const allowedOrigin = new URL(publicUrl).origin;
+  // one read per request, however many middlewares ask
+  const perRequest = new WeakMap<Request, Promise<Principal | null>>();
+
+  async function read(req: Request): Promise<Principal | null> {
+    const cookieHeader = req.get("cookie");
+    if (!readCookie(cookieHeader, SESSION_COOKIE)) return null;
+    const origin = req.get("origin");
+    if (STATE_CHANGING.has(req.method) && origin !== undefined && origin !== allowedOrigin) {
+      throw new AppError("csrf_rejected", `Cross-site request refused: Origin ${origin} is not ${allowedOrigin}.`);
+    }
+    const session = await auth.sessions.authenticate(cookieHeader);
+    if (!session) return null;
+    const user = await auth.users.findById(session.userId);
+    if (!user || user.deletedAt) throw new AppError("unauthorized", "Authentication required. Please log in.");
+    if (session.setCookie && req.res && !req.res.headersSent) req.res.append("Set-Cookie", session.setCookie);
+    return { userId: user.id, sessionId: session.sessionId, emailVerified: user.emailVerified };
+  }
+
+  return {
+    fromRequest(req) {
+      let pending = perRequest.get(req);
+      if (!pending) {
+        pending = read(req);
+        perRequest.set(req, pending);
+      }
+      return pending;
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { z } from "zod";
+import { toPublicUser, type User } from "@gw/auth";
+import { clientIp, createTRPCRouter, publicProcedure, sessionProcedure } from "../trpc";
+
+// SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
+// DELETE /api/auth/me and the OAuth redirects are Express routes (apps/server/src/auth).
+
+const TAGS = ["Accounts"];
+
+// zod's unicode pattern: internationalised addresses (e.g. "josé@exämple.de") are valid e-mails too
+const email = z.string().trim().toLowerCase().max(254)
+  .pipe(z.email({ pattern: z.regexes.unicodeEmail }))
+  .describe("e-mail address; trimmed and lower-cased");
+// the SPEC 5 rules are applied by the domain so the answer is weak_password naming the rule
+const password = z.string().max(1024).describe("at least 8 characters, upper and lower case, a digit, a special character; not a common password");
+const name = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]*$/u, "must not contain control characters");
+const token = z.string().min(1).max(200).describe("the token of the e-mailed link");
+
+const publicUser = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  created_at: z.string().describe("ISO 8601"),
+});
+const userWithVerification = publicUser.extend({ email_verified: z.boolean() });
+const successMessage = z.object({ success: z.literal(true), message: z.string() });
+
+const withVerification = (user: User) => ({ ...toPublicUser(user), email_verified: user.emailVerified });
+
+export const authRouter = createTRPCRouter({
+  signup: publicProcedure
+    .meta({
+      openapi: { method: "POST", path: "/auth/signup", tags: TAGS, summary: "Register; sends a verification e-mail (no session is created)", successDescription: "Created" },
+      successStatus: 201,
+    })
+    .input(z.object({ email, password, name }))
+    .output(z.object({ success: z.literal(true), message: z.string(), user: publicUser }))
+    .mutation(async ({ ctx, input }) => {
+      const user = await ctx.app.auth.accounts.signup(input, { ip: clientIp(ctx.req) });
+      return { success: true as const, message: "Account created. Check your e-mail to verify your address.", user: toPublicUser(user) };
+    }),
+
+  login: publicProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/login", tags: TAGS, summary: "Log in with e-mail and password; sets the session cookie" } })
+    .input(z.object({ email, password: z.string().max(1024) }))
+    .output(z.object({ success: z.literal(true), user: userWithVerification }))
+    .mutation(async ({ ctx, input }) => {
+      const { user, setCookie } = await ctx.app.auth.accounts.login(input, { ip: clientIp(ctx.req) });
+      ctx.res.append("Set-Cookie", setCookie);
+      return { success: true as const, user: withVerification(user) };
+    }),
+
+  logout: sessionProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/logout", tags: TAGS, summary: "Log out: revokes the session and clears the cookie" } })
+    .input(z.void())
+    .output(successMessage)
+    .mutation(async ({ ctx }) => {
+      if (ctx.principal.sessionId) await ctx.app.auth.accounts.logout(ctx.principal.sessionId);
+      ctx.res.append("Set-Cookie", ctx.app.auth.sessions.clearCookie());
+      return { success: true as const, message: "Logged out." };
+    }),
+
+  me: sessionProcedure
+    .meta({ openapi: { method: "GET", path: "/auth/me", tags: TAGS, summary: "The logged-in user" } })
+    .input(z.void())
+    .output(z.object({ user: userWithVerification }))
+    .query(async ({ ctx }) => ({ user: withVerification(await ctx.app.auth.accounts.getUser(ctx.principal.userId)) })),
+
+  updateMe: sessionProcedure
+    .meta({ openapi: { method: "PATCH", path: "/auth/me", tags: TAGS, summary: "Change the display name" } })
+    .input(z.object({ name }))
+    .output(z.object({ user: userWithVerification }))
+    .mutation(async ({ ctx, input }) => ({ user: withVerification(await ctx.app.auth.accounts.updateName(ctx.principal.userId, input.name)) })),
+
+  /** The dashboard's way to DELETE /api/auth/me (same domain function). */
+  deleteAccount: sessionProcedure
+    .input(z.object({ password: z.string().max(1024).optional() }))
+    .output(successMessage)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.app.auth.accounts.deleteAccount(ctx.principal.userId, input.password);
+      ctx.res.append("Set-Cookie", ctx.app.auth.sessions.clearCookie());
+      return { success: true as const, message: "Your account has been deleted." };
+    }),
+
+  changePassword: sessionProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/change-password", tags: TAGS, summary: "Change the password; signs out every other session" } })
+    .input(z.object({ current_password: z.string().max(1024), new_password: password }))
+    .output(successMessage)
+    .mutation(async ({ ctx, input }) => {
+      const setCookie = await ctx.app.auth.accounts.changePassword(ctx.principal.userId, input.current_password, input.new_password);
+      ctx.res.append("Set-Cookie", setCookie);
+      return { success: true as const, message: "Password changed. Other sessions have been signed out." };
+    }),
+
+  verifyEmail: publicProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/verify-email", tags: TAGS, summary: "Verify the e-mail address with the token of the e-mailed link" } })
+    .input(z.object({ token }))
+    .output(successMessage)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.app.auth.accounts.verifyEmail(input.token);
+      return { success: true as const, message: "E-mail address verified." };
+    }),
+
+  resendVerification: sessionProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/resend-verification", tags: TAGS, summary: "Send the verification e-mail again" } })
+    .input(z.void())
+    .output(successMessage)
+    .mutation(async ({ ctx }) => {
+      const outcome = await ctx.app.auth.accounts.resendVerification(ctx.principal.userId);
+      const message = outcome === "sent" ? "Verification e-mail sent." : "Your e-mail address is already verified.";
+      return { success: true as const, message };
+    }),
+
+  requestPasswordReset: publicProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/password-reset", tags: TAGS, summary: "E-mail a password reset link (same answer whether or not the account exists)" } })
+    .input(z.object({ email }))
+    .output(successMessage)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.app.auth.accounts.requestPasswordReset(input.email);
+      return { success: true as const, message: "If an account exists for this e-mail, a password reset link has been sent." };
+    }),
+
+  confirmPasswordReset: publicProcedure
+    .meta({ openapi: { method: "POST", path: "/auth/password-reset/confirm", tags: TAGS, summary: "Set a new password with the reset token; signs out every session" } })
+    .input(z.object({ token, password }))
+    .output(successMessage)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.app.auth.accounts.confirmPasswordReset(input.token, input.password);
+      return { success: true as const, message: "Password changed. Please log in with your new password." };
+    }),
+});
