@@ -5,7 +5,11 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createLedger } from "@gw/billing/ledger/index";
 import { createPlanResolver } from "@gw/billing/plan-resolver";
-import type { ApiKeyVerifier, AppContext, SessionReader } from "./context";
+import { ApiKeyService, localRevocationBus, redisRevocationBus } from "@gw/auth/api-keys/index";
+import { databaseHealthCheck } from "@gw/api/status/database-check";
+import { createHealthChecks } from "@gw/api/status/health-checks";
+import type { AppContext, SessionReader } from "./context";
+import { createRateLimits } from "./limits/rate-limits";
 
 export interface ServiceBase {
   config: Config;
@@ -26,7 +30,6 @@ function createRedis(base: ServiceBase): Redis | undefined {
 
 // PLACEHOLDERS: each is replaced by the real service as its feature lands.
 const notReady = (what: string) => new AppError("service_unavailable", `${what} is not available yet.`);
-const placeholderApiKeys: ApiKeyVerifier = { verify: async () => null, recordUse: () => undefined };
 const placeholderSessions: SessionReader = { fromRequest: async () => { throw notReady("Sessions"); } };
 
 /** Builds the services of one app instance. */
@@ -34,11 +37,21 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
   const redis = createRedis(base);
   const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds });
   base.onShutdown(() => ledger.close());
+  const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
+  const apiKeys = await ApiKeyService.create({
+    connection: base.db.connection, clock: base.clock, logger: base.logger, keyEnv: base.config.keyEnv,
+    bus: redis ? redisRevocationBus(redis, base.logger) : localRevocationBus(),
+  });
+  base.onShutdown(() => apiKeys.close());
+  const healthChecks = createHealthChecks({ clock: base.clock });
+  healthChecks.register("database", databaseHealthCheck(base.db));
   return {
     ...base,
     redis,
     ledger,
-    apiKeys: placeholderApiKeys,
+    apiKeys,
+    limits,
+    healthChecks,
     sessions: placeholderSessions,
     plans: createPlanResolver(base),
   };

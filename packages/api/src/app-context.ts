@@ -5,6 +5,9 @@ import type { Redis } from "ioredis";
 import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Ledger } from "@gw/billing/ledger/index";
+import type { ApiKeyManager } from "@gw/auth/api-keys/index";
+import type { LimitName } from "@gw/config";
+import type { HealthChecks } from "./status/health-checks";
 
 /** Who is calling: resolved from an API key or a session cookie. */
 export interface Principal {
@@ -22,6 +25,27 @@ export interface ApiKeyVerifier {
   verify(rawKey: string): Promise<Principal | null>;
   /** counts a use; written off the request path (batched) */
   recordUse(keyId: string): void;
+}
+
+/** Where one rate limit stands for one caller (for X-RateLimit-* headers). */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** ms epoch when the window resets */
+  resetAt: number;
+}
+
+/**
+ * SPEC 8 / CONTRACT 7 limits, by the names of config.limits. Over the limit, methods throw AppError 429
+ * (auth_rate_limit for register/login/reset, rate_limit_exceeded otherwise) with Retry-After and X-RateLimit-* set.
+ */
+export interface RateLimits {
+  /** counts `points` (default 1) for `key` */
+  consume(name: LimitName, key: string, points?: number): Promise<RateLimitState>;
+  /** throws if `key` is already over the limit, without counting (e.g. check before a login, consume on failure) */
+  check(name: LimitName, key: string): Promise<RateLimitState>;
+  /** forgets `key`'s count (e.g. after a successful login) */
+  reset(name: LimitName, key: string): Promise<void>;
 }
 
 /** Reads the session cookie; throws AppError session_expired / unauthorized as CONTRACT 2 says, null when no cookie. */
@@ -48,9 +72,12 @@ export interface AppContext {
   /** set when REDIS_URL is configured: shared limits, slots and revocations across instances */
   redis?: Redis;
   ledger: Ledger;
-  apiKeys: ApiKeyVerifier;
+  apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;
   plans: PlanResolver;
+  limits: RateLimits;
+  /** dependency probes behind GET /api/status/external; features register theirs (text_provider, payment_provider, ...) */
+  healthChecks: HealthChecks;
   /** background work (flushers, sweepers) registered here is stopped and drained on shutdown */
   onShutdown: (fn: () => Promise<void> | void) => void;
 }

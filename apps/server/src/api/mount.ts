@@ -1,4 +1,54 @@
-import type { Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
+import { buildOpenApiDocument } from "@gw/api/openapi";
+import { invalidParameter } from "@gw/shared";
+import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
+import { mountAuthRoutes } from "../auth/mount";
+import { csrfGuard } from "./csrf";
+import { renderDocsPage } from "./docs-page";
+import { restHandler } from "./rest";
+import { trpcEndpoint } from "./trpc-endpoint";
 
-export async function mountApi(_app: Express, _ctx: AppContext): Promise<void> {}
+const API_VERSION = "1.0.0";
+
+/**
+ * REST bodies are JSON objects. A POST without any body (logout, POST /api/example) counts as an empty object
+ * rather than a missing Content-Type; an array or scalar is refused here, as the adapter would spread it into
+ * an object and misreport it.
+ */
+const objectBody: RequestHandler = (req, _res, next) => {
+  if (!["POST", "PUT", "PATCH"].includes(req.method)) return next();
+  const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+  if (!hasBody && !req.headers["content-type"]) {
+    req.headers["content-type"] = "application/json";
+    req.body = {};
+  }
+  const body: unknown = req.body;
+  if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+    return next(invalidParameter("body", "must be a JSON object"));
+  }
+  next();
+};
+
+/** API responses carry account data: never stored by caches unless a route says otherwise. */
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader("Cache-Control", "no-store");
+  next();
+};
+
+/** /api: tRPC for the dashboard, the REST routes generated from the same routers, the OpenAPI document and its page. */
+export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
+  let doc: OpenAPIObject | undefined;
+  const document = () => (doc ??= buildOpenApiDocument({ baseUrl: `${ctx.config.publicUrl}/api`, version: API_VERSION }));
+
+  app.use("/api", noStore, csrfGuard(ctx.config.publicUrl));
+  app.get("/api/openapi.json", (_req, res) => {
+    res.json(document());
+  });
+  app.get("/api/docs", (_req, res) => {
+    res.type("html").send(renderDocsPage(document()));
+  });
+  app.use("/api/trpc", trpcEndpoint(ctx));
+  mountAuthRoutes(app, ctx);
+  app.use("/api", express.json({ limit: ctx.config.jsonBodyLimitBytes }), objectBody, restHandler(ctx));
+}

@@ -1,0 +1,36 @@
+import type { Request, Response } from "express";
+import type { AppError, StatusErrorBody } from "@gw/shared";
+import { sendError } from "../http/errors";
+
+/**
+ * Writes an error of a REST route: the status form for service_unavailable (CONTRACT 1), else the nested form
+ * through the app's one error writer.
+ */
+export function writeRestError(res: Response, err: AppError, req: Request, debug: boolean): void {
+  if (err.code !== "service_unavailable") {
+    sendError(res, err, req, { debug });
+    return;
+  }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body: StatusErrorBody = { status: "error", message: err.message, error_code: err.code };
+  res.setHeader("Cache-Control", "no-store");
+  if (err.extras.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.extras.retryAfterSeconds));
+  res.status(err.status).json(body);
+}
+
+/**
+ * trpc-to-openapi always writes its own error body ({message, code, issues}) and offers no hook to replace it
+ * (mcampa/trpc-to-openapi#168). From its onError hook we take over the one `res.end` call it is about to make and
+ * write the spec's body instead; status and headers are ours too.
+ */
+export function replaceNextErrorBody(res: Response, write: () => void): void {
+  const originalEnd = res.end.bind(res);
+  res.end = function endWithSpecBody(): Response {
+    res.end = originalEnd;
+    write();
+    return res;
+  } as Response["end"];
+}

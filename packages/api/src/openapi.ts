@@ -1,0 +1,109 @@
+import { SESSION_COOKIE } from "@gw/auth";
+import { ERROR_CODES, type ErrorCode } from "@gw/shared";
+import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { appRouter } from "./root";
+import type { ApiMeta } from "./trpc";
+
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const errorCodes = Object.keys(ERROR_CODES);
+
+/** SPEC 7.1 shapes, which is what the REST layer really answers (not the adapter's default error body). */
+type SchemaMap = NonNullable<NonNullable<OpenAPIObject["components"]>["schemas"]>;
+
+const components: SchemaMap = {
+  NestedError: {
+    type: "object",
+    required: ["error"],
+    properties: {
+      error: {
+        type: "object",
+        required: ["message", "type", "code"],
+        properties: {
+          message: { type: "string" },
+          type: { type: "string" },
+          code: { type: "string", enum: errorCodes },
+          current_balance: { type: "number" },
+          required_amount: { type: "number" },
+        },
+      },
+    },
+  },
+  StatusError: {
+    type: "object",
+    required: ["status", "message", "error_code"],
+    properties: { status: { type: "string", enum: ["error", "degraded"] }, message: { type: "string" }, error_code: { type: "string" } },
+  },
+};
+
+const errorResponse = (description: string, schema: "NestedError" | "StatusError") => ({
+  description,
+  content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
+});
+
+/** Codes every operation of a kind may answer (CONTRACT 1); routes add their own through `meta.errors`. */
+function commonErrors(protectedRoute: boolean, hasInput: boolean): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  if (hasInput) codes.push("missing_required_parameter", "invalid_parameter", "invalid_json");
+  if (protectedRoute) codes.push("unauthorized", "session_expired", "csrf_rejected");
+  codes.push("rate_limit_exceeded", "internal_error");
+  return codes;
+}
+
+function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+  const out: Record<string, unknown> = {};
+  for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
+    // CONTRACT 1: service_unavailable is answered in the status form, everything else in the nested form.
+    out[String(status)] = errorResponse(group.join(", "), group.includes("service_unavailable") ? "StatusError" : "NestedError");
+  }
+  return out;
+}
+
+function procedureMetas(): Map<string, ApiMeta> {
+  const metas = new Map<string, ApiMeta>();
+  const procedures = appRouter._def.procedures as Record<string, { _def?: { meta?: ApiMeta } }>;
+  for (const procedure of Object.values(procedures)) {
+    const meta = procedure._def?.meta;
+    if (meta?.openapi) metas.set(`${meta.openapi.method.toLowerCase()} ${meta.openapi.path}`, meta);
+  }
+  return metas;
+}
+
+/** Rewrites the generated responses: real success statuses and the spec's error bodies and codes. */
+function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
+  const metas = procedureMetas();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    if (!isObject(item)) continue;
+    for (const [method, operation] of Object.entries(item)) {
+      if (!isObject(operation) || !isObject(operation.responses)) continue;
+      const meta = metas.get(`${method} ${path}`);
+      const hasInput = "400" in operation.responses;
+      const codes = [...new Set([...commonErrors(Array.isArray(operation.security), hasInput), ...(meta?.errors ?? [])])];
+      operation.responses = {
+        [String(meta?.successStatus ?? 200)]: operation.responses["200"],
+        ...errorResponses(codes),
+      };
+    }
+  }
+  doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas ?? {}), ...components } };
+  return doc;
+}
+
+/** The OpenAPI 3.1 document of every REST route, generated from the routers' meta. */
+export function buildOpenApiDocument(options: { baseUrl: string; version: string }): OpenAPIObject {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: "AI Gateway API",
+    description: "REST routes of the AI gateway. Errors use the nested form {error: {message, type, code}}; "
+      + "status endpoints use the status form {status, message, error_code}.",
+    version: options.version,
+    baseUrl: options.baseUrl,
+    securitySchemes: {
+      session: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "Session cookie set by POST /api/auth/login" },
+      apiKey: { type: "http", scheme: "bearer", description: "API key: Authorization: Bearer ak-..." },
+    },
+  });
+  return withSpecResponses(doc);
+}

@@ -1,0 +1,125 @@
+import { initTRPC } from "@trpc/server";
+import type { LimitName } from "@gw/config";
+import { AppError, nestedErrorBody, type ErrorCode } from "@gw/shared";
+import type { Request, Response } from "express";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import type { AppContext, Principal, RateLimitState } from "./app-context";
+import { toApiError } from "./errors";
+
+/**
+ * 1. CONTEXT: one per request. `principal` starts null; the auth procedures below fill it in.
+ */
+export interface ApiContext {
+  app: AppContext;
+  req: Request;
+  res: Response;
+  principal: Principal | null;
+}
+
+export function createApiContext(app: AppContext, req: Request, res: Response): ApiContext {
+  return { app, req, res, principal: null };
+}
+
+/**
+ * Route metadata: trpc-to-openapi's `openapi` block, the success status of the REST answer (default 200) and the
+ * route-specific error codes it may answer (listed in the OpenAPI document next to the common ones).
+ */
+export type ApiMeta = OpenApiMeta & { successStatus?: number; errors?: ErrorCode[] };
+
+/**
+ * 2. INITIALIZATION. No transformer: plain JSON keeps the REST layer and the tRPC client on one wire format.
+ * Errors reach the dashboard's tRPC client as `data.error` in the SPEC 7.1 shape, with no stack.
+ */
+const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({
+  errorFormatter({ shape, error, input }) {
+    const appError = toApiError(error, input);
+    return {
+      message: appError.message,
+      code: shape.code,
+      data: { code: shape.data.code, httpStatus: appError.status, path: shape.data.path, error: nestedErrorBody(appError).error },
+    };
+  },
+});
+
+/** 3. ROUTERS AND PROCEDURES */
+export const createTRPCRouter = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** REST answers use the status named by the procedure's meta (e.g. 201 for creations). */
+const successStatus = t.middleware(({ ctx, meta, next }) => {
+  if (meta?.successStatus) ctx.res.status(meta.successStatus);
+  return next();
+});
+
+/** No authentication. */
+export const publicProcedure = t.procedure.use(successStatus);
+
+export function clientIp(req: Request): string {
+  // req.ip already honours TRUST_PROXY (Express `trust proxy`), as CONTRACT 7 asks.
+  return req.ip ?? req.socket.remoteAddress ?? "unknown";
+}
+
+function bearerToken(req: Request): string | undefined {
+  const header = req.get("authorization");
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? "";
+}
+
+/** Session cookie only: a request carrying just an API key is refused with 401 unauthorized (SPEC 5, CONTRACT 3). */
+export const sessionProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const principal = await ctx.app.sessions.fromRequest(ctx.req);
+  if (!principal) {
+    const message = bearerToken(ctx.req) === undefined
+      ? "Authentication required: log in first."
+      : "This endpoint requires a logged-in session; API keys are not accepted.";
+    throw new AppError("unauthorized", message);
+  }
+  return next({ ctx: { ...ctx, principal } });
+});
+
+/** API key (`Authorization: Bearer`) when the header is present, else the session cookie. */
+export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = bearerToken(ctx.req);
+  let principal: Principal | null;
+  if (token !== undefined) {
+    principal = token ? await ctx.app.apiKeys.verify(token) : null;
+    if (!principal) throw new AppError("invalid_api_key", "Invalid API key.");
+    if (principal.keyId) ctx.app.apiKeys.recordUse(principal.keyId);
+  } else {
+    principal = await ctx.app.sessions.fromRequest(ctx.req);
+    if (!principal) throw new AppError("unauthorized", "Authentication required: log in or send an API key.");
+  }
+  return next({ ctx: { ...ctx, principal } });
+});
+
+const requireVerifiedEmail = t.middleware(({ ctx, next }) => {
+  if (ctx.principal && !ctx.principal.emailVerified) {
+    throw new AppError("email_not_verified", "Verify your e-mail address first: follow the link we sent you.");
+  }
+  return next();
+});
+
+/** Session with a verified e-mail (403 email_not_verified otherwise). */
+export const verifiedSessionProcedure = sessionProcedure.use(requireVerifiedEmail);
+/** API key or session, with a verified e-mail. */
+export const verifiedSessionOrKeyProcedure = sessionOrKeyProcedure.use(requireVerifiedEmail);
+
+export function setRateLimitHeaders(res: Response, state: RateLimitState): void {
+  res.setHeader("X-RateLimit-Limit", String(state.limit));
+  res.setHeader("X-RateLimit-Remaining", String(state.remaining));
+  res.setHeader("X-RateLimit-Reset", String(Math.ceil(state.resetAt / 1000)));
+}
+
+/**
+ * Counts the request against a SPEC 8 limit (config.limits[name]), per client IP or per authenticated user
+ * (falls back to the IP before authentication). Over the limit: 429 with Retry-After and X-RateLimit-*.
+ */
+export function rateLimit(name: LimitName, per: "ip" | "user") {
+  return t.middleware(async ({ ctx, next }) => {
+    const key = per === "user" && ctx.principal ? `user:${ctx.principal.userId}` : `ip:${clientIp(ctx.req)}`;
+    const state = await ctx.app.limits.consume(name, key);
+    setRateLimitHeaders(ctx.res, state);
+    return next();
+  });
+}

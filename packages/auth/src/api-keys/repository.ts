@@ -1,0 +1,119 @@
+import { Schema, type Connection, type Model } from "mongoose";
+
+/** An API key as stored: never the plaintext key, only its SHA-256 and visible prefix. */
+export interface ApiKeyRecord {
+  id: string;
+  userId: string;
+  name: string;
+  description: string;
+  prefix: string;
+  hash: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  usageCount: number;
+}
+
+interface ApiKeyDoc {
+  _id: string;
+  userId: string;
+  name: string;
+  description: string;
+  prefix: string;
+  hash: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  usageCount: number;
+}
+
+const apiKeySchema = new Schema<ApiKeyDoc>(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: "" },
+    prefix: { type: String, required: true },
+    hash: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+    revokedAt: { type: Date, default: null },
+    lastUsedAt: { type: Date, default: null },
+    usageCount: { type: Number, default: 0 },
+  },
+  { collection: "api_keys", versionKey: false },
+);
+apiKeySchema.index({ hash: 1 }, { unique: true });
+apiKeySchema.index({ userId: 1, createdAt: -1 });
+
+const toRecord = (doc: ApiKeyDoc): ApiKeyRecord => ({
+  id: doc._id,
+  userId: doc.userId,
+  name: doc.name,
+  description: doc.description,
+  prefix: doc.prefix,
+  hash: doc.hash,
+  createdAt: doc.createdAt,
+  revokedAt: doc.revokedAt ?? null,
+  lastUsedAt: doc.lastUsedAt ?? null,
+  usageCount: doc.usageCount ?? 0,
+});
+
+export interface UsageDelta {
+  keyId: string;
+  count: number;
+  lastUsedAt: Date;
+}
+
+/** Persistence of API keys; returns plain records, never mongoose documents. */
+export class ApiKeyRepository {
+  private readonly model: Model<ApiKeyDoc>;
+
+  constructor(connection: Connection) {
+    this.model = (connection.models.ApiKey as Model<ApiKeyDoc> | undefined) ?? connection.model<ApiKeyDoc>("ApiKey", apiKeySchema);
+  }
+
+  /** Builds the indexes (the unique hash index above all) before the first insert. */
+  async init(): Promise<void> {
+    await this.model.init();
+  }
+
+  async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount">): Promise<ApiKeyRecord> {
+    const doc: ApiKeyDoc = { _id: record.id, userId: record.userId, name: record.name, description: record.description,
+      prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0 };
+    await this.model.create(doc);
+    return toRecord(doc);
+  }
+
+  async findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.model.findOne({ hash, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    return doc ? toRecord(doc) : null;
+  }
+
+  /** Active keys of a user, newest first. */
+  async listActive(userId: string): Promise<ApiKeyRecord[]> {
+    const docs = await this.model.find({ userId, revokedAt: null }).sort({ createdAt: -1, _id: -1 }).lean<ApiKeyDoc[]>().exec();
+    return docs.map(toRecord);
+  }
+
+  /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */
+  async revoke(userId: string, keyId: string, at: Date): Promise<ApiKeyRecord | null> {
+    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    if (!doc) return null;
+    // Revocation is idempotent, so a lost race between two revokes is harmless.
+    await this.model.updateOne({ _id: keyId }, { $set: { revokedAt: at } }).exec();
+    return toRecord({ ...doc, revokedAt: at });
+  }
+
+  /** Revokes every active key of a user (account deletion); returns what was revoked. */
+  async revokeAllForUser(userId: string, at: Date): Promise<ApiKeyRecord[]> {
+    const docs = await this.model.find({ userId, revokedAt: null }).lean<ApiKeyDoc[]>().exec();
+    if (docs.length === 0) return [];
+    await this.model.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: at } }).exec();
+    return docs.map((doc) => toRecord({ ...doc, revokedAt: at }));
+  }
+
+  /** Adds batched usage. Counts are display data: a rare lost increment across instances is acceptable. */
+  async addUsage(delta: UsageDelta): Promise<void> {
+    await this.model.updateOne({ _id: delta.keyId }, { $inc: { usageCount: delta.count }, $set: { lastUsedAt: delta.lastUsedAt } }).exec();
+  }
+}

@@ -1,0 +1,149 @@
+import { AppError, newId, type Clock } from "@gw/shared";
+import type { Connection } from "mongoose";
+import type { Logger } from "pino";
+import { generateApiKey, hashApiKey, isWellFormedApiKey } from "./key-format";
+import { ApiKeyRepository, type ApiKeyRecord } from "./repository";
+import type { RevocationBus } from "./revocation-bus";
+import { UsageRecorder } from "./usage-recorder";
+import { VerifierCache } from "./verifier-cache";
+
+/** Who an API key authenticates. */
+export interface KeyPrincipal {
+  userId: string;
+  keyId: string;
+  /** keys can only be created after e-mail verification (CONTRACT 2), so a key's owner is verified */
+  emailVerified: true;
+}
+
+/** Returned once, at creation: the only time the full key is visible. */
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  description: string;
+  key: string;
+  prefix: string;
+  createdAt: Date;
+}
+
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  usageCount: number;
+}
+
+/** Key management used by the key routes and by account deletion. */
+export interface ApiKeyManager {
+  create(userId: string, input: { name: string; description?: string }): Promise<CreatedApiKey>;
+  listActive(userId: string): Promise<ApiKeySummary[]>;
+  /** throws key_not_found for an unknown, foreign or already revoked key */
+  revoke(userId: string, keyId: string): Promise<void>;
+  /** account deletion: revokes every key of the user everywhere; returns how many were active */
+  revokeAllKeysForUser(userId: string): Promise<number>;
+}
+
+export interface ApiKeyServiceOptions {
+  connection: Connection;
+  clock: Clock;
+  logger: Logger;
+  keyEnv: string;
+  bus: RevocationBus;
+  /** cache lifetime of a lookup; below 1 s so a missed revocation message still heals within CONTRACT 3's second */
+  cacheTtlMs?: number;
+  usageFlushMs?: number;
+}
+
+/**
+ * API keys: generation, hashed storage, cached verification with immediate local eviction on revoke and
+ * cross-instance eviction through the revocation bus, and batched usage statistics.
+ */
+export class ApiKeyService implements ApiKeyManager {
+  private readonly repo: ApiKeyRepository;
+  private readonly cache: VerifierCache;
+  private readonly usage: UsageRecorder;
+
+  private constructor(private readonly options: ApiKeyServiceOptions) {
+    this.repo = new ApiKeyRepository(options.connection);
+    this.cache = new VerifierCache(options.cacheTtlMs ?? 900);
+    this.usage = new UsageRecorder((delta) => this.repo.addUsage(delta), options.logger, options.usageFlushMs ?? 1_000);
+    options.bus.onRevoked((hash) => this.cache.evict(hash));
+  }
+
+  static async create(options: ApiKeyServiceOptions): Promise<ApiKeyService> {
+    const service = new ApiKeyService(options);
+    await service.repo.init();
+    service.usage.start();
+    return service;
+  }
+
+  /**
+   * Checks, in order: well-formed, cached answer, stored active key. Returns null for anything invalid so the
+   * caller answers 401 invalid_api_key without learning which check failed.
+   */
+  async verify(rawKey: string): Promise<KeyPrincipal | null> {
+    if (!isWellFormedApiKey(rawKey)) return null;
+    const hash = hashApiKey(rawKey);
+    let cached = this.cache.get(hash);
+    if (cached === undefined) {
+      const snapshot = this.cache.snapshot();
+      const record = await this.repo.findActiveByHash(hash);
+      cached = record ? { keyId: record.id, userId: record.userId } : null;
+      this.cache.set(hash, cached, snapshot);
+    }
+    return cached ? { userId: cached.userId, keyId: cached.keyId, emailVerified: true } : null;
+  }
+
+  recordUse(keyId: string): void {
+    this.usage.record(keyId, new Date(this.options.clock.now()));
+  }
+
+  /** Writes pending usage now (tests, shutdown). */
+  flushUsage(): Promise<void> {
+    return this.usage.flush();
+  }
+
+  async create(userId: string, input: { name: string; description?: string }): Promise<CreatedApiKey> {
+    const generated = generateApiKey(this.options.keyEnv);
+    const record = await this.repo.insert({
+      id: newId("key"),
+      userId,
+      name: input.name,
+      description: input.description ?? "",
+      prefix: generated.prefix,
+      hash: generated.hash,
+      createdAt: new Date(this.options.clock.now()),
+    });
+    this.cache.evict(generated.hash);
+    return { id: record.id, name: record.name, description: record.description, key: generated.key, prefix: record.prefix, createdAt: record.createdAt };
+  }
+
+  async listActive(userId: string): Promise<ApiKeySummary[]> {
+    const records = await this.repo.listActive(userId);
+    return records.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt, usageCount: r.usageCount }));
+  }
+
+  async revoke(userId: string, keyId: string): Promise<void> {
+    const revoked = await this.repo.revoke(userId, keyId, new Date(this.options.clock.now()));
+    if (!revoked) throw new AppError("key_not_found", `No active API key with id '${keyId}'.`);
+    await this.evictEverywhere([revoked]);
+  }
+
+  async revokeAllKeysForUser(userId: string): Promise<number> {
+    const revoked = await this.repo.revokeAllForUser(userId, new Date(this.options.clock.now()));
+    await this.evictEverywhere(revoked);
+    return revoked.length;
+  }
+
+  async close(): Promise<void> {
+    await this.usage.stop();
+    await this.options.bus.close();
+  }
+
+  private async evictEverywhere(records: ApiKeyRecord[]): Promise<void> {
+    const hashes = records.map((r) => r.hash);
+    for (const hash of hashes) this.cache.evict(hash);
+    await this.options.bus.publish(hashes);
+  }
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { VerifierCache } from "./verifier-cache";
+
+describe("VerifierCache", () => {
+  it("serves entries until their TTL passes", () => {
+    let t = 0;
+    const cache = new VerifierCache(900, 10, () => t);
+    cache.set("h", { keyId: "key_1", userId: "usr_1" }, cache.snapshot());
+    t = 899;
+    expect(cache.get("h")).toEqual({ keyId: "key_1", userId: "usr_1" });
+    t = 900;
+    expect(cache.get("h")).toBeUndefined();
+  });
+
+  it("caches negative answers too", () => {
+    const cache = new VerifierCache(900, 10, () => 0);
+    cache.set("unknown", null, cache.snapshot());
+    expect(cache.get("unknown")).toBeNull();
+  });
+
+  it("evicts at once and refuses a lookup that started before the eviction", () => {
+    const cache = new VerifierCache(900, 10, () => 0);
+    const before = cache.snapshot();
+    cache.set("h", { keyId: "key_1", userId: "usr_1" }, before);
+    cache.evict("h");
+    expect(cache.get("h")).toBeUndefined();
+    cache.set("h", { keyId: "key_1", userId: "usr_1" }, before);
+    expect(cache.get("h")).toBeUndefined();
+  });
+});

@@ -1,0 +1,52 @@
+/** What a key hash resolves to: the owning key, or null for an unknown/revoked key. */
+export interface CachedKey {
+  keyId: string;
+  userId: string;
+}
+
+interface Entry {
+  value: CachedKey | null;
+  expiresAt: number;
+}
+
+/**
+ * In-process cache of key lookups, keyed by SHA-256 hash (never by plaintext). Entries live for a short TTL on a
+ * monotonic timer: infrastructure timing, independent of the injectable domain clock.
+ */
+export class VerifierCache {
+  private readonly entries = new Map<string, Entry>();
+  // Bumped on every eviction so a lookup that started before a revocation cannot re-insert the stale answer.
+  private generation = 0;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 50_000,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  get(hash: string): CachedKey | null | undefined {
+    const entry = this.entries.get(hash);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(hash);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  /** A token to pass to `set`, taken before the database lookup starts. */
+  snapshot(): number {
+    return this.generation;
+  }
+
+  set(hash: string, value: CachedKey | null, snapshot: number): void {
+    if (snapshot !== this.generation) return;
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(hash, { value, expiresAt: this.now() + this.ttlMs });
+  }
+
+  evict(hash: string): void {
+    this.generation += 1;
+    this.entries.delete(hash);
+  }
+}
