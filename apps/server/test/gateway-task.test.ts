@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_PLANS } from "@gw/config";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startTestServer, type TestServer } from "./harness";
+import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser } from "./support/gateway-fixtures";
+
+function audioForm(fields: Record<string, string>, audio?: Buffer): FormData {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  if (audio) form.append("audio", new Blob([audio], { type: "audio/wav" }), "clip.wav");
+  return form;
+}
+
+describe("task and image endpoints: every modality, exact charges", () => {
+  let fakes: FakeUpstreams;
+  let server: TestServer;
+  let user: FundedUser;
+
+  beforeAll(async () => {
+    fakes = await startFakeUpstreams();
+    // A roomy free plan: this suite sends more than the default 20 requests per minute.
+    const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 10_000, concurrentRequests: 50 } : p));
+    server = await startTestServer({ env: { ...fakes.env, AUDIO_UPLOAD_LIMIT_BYTES: "200000" }, config: { plans } });
+    user = await fundedUser(server, 20);
+  });
+  afterAll(async () => {
+    await server.close();
+    await fakes.close();
+  });
+  beforeEach(() => fakes.clearAll());
+
+  const charged = async (fn: () => Promise<Response>) => {
+    const before = await balanceMicros(server, user.userId);
+    const res = await fn();
+    const body = await res.json();
+    return { res, body, cost: before - (await balanceMicros(server, user.userId)) };
+  };
+
+  it("text task: task.completion with usage", async () => {
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "textC-8x7b", messages: [{ role: "user", content: "hi there" }], max_tokens: 20 }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({
+      object: "task.completion", model: "textC-8x7b",
+      choices: [{ index: 0, message: { role: "assistant", content: "Echo: hi there" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
+    });
+    expect(typeof body.id).toBe("string");
+    expect(Number.isInteger(body.created)).toBe(true);
+    expect(cost).toBe(2 + 6);
+    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) expect(res.headers.get(h)).toMatch(/^\d+$/);
+  });
+
+  it("text task stream: task.completion.chunk events", async () => {
+    const res = await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: [{ role: "user", content: "a b" }], stream: true, max_tokens: 10 });
+    const events = (await res.text()).trim().split("\n\n").map((e) => e.replace(/^data: /, ""));
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    expect(chunks.every((c: { object: string }) => c.object === "task.completion.chunk")).toBe(true);
+    expect(chunks[0].choices[0].delta.role).toBe("assistant");
+    expect(chunks.at(-1).choices[0].finish_reason).toBe("stop");
+  });
+
+  it("image task: one image at the standard price", async () => {
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-schnell", prompt: "a red fox in snow", width: 1024, height: 768 }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "image.generation", model: "imageB-1-schnell" });
+    expect(body.data).toHaveLength(1);
+    expect(typeof body.data[0].url).toBe("string");
+    expect(typeof body.data[0].b64_json).toBe("string");
+    expect(cost).toBe(100_000);
+    expect(res.headers.get("x-request-cost")).toBe("0.100000");
+  });
+
+  it("image task above 1024x1024 costs the high-resolution price", async () => {
+    const { res, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-pro", prompt: "mountains", width: 1440, height: 1024 }));
+    expect(res.status).toBe(200);
+    expect(cost).toBe(200_000);
+  });
+
+  it("text-to-speech: speech.generation, $0.015 per 1000 characters", async () => {
+    const text = "Hello from the gateway"; // 22 characters
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text, voice: "Rachel", voice_settings: { stability: 0.5, similarity_boost: 0.7 } }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "speech.generation", model: "speechvendor-tts" });
+    expect(Buffer.from(body.audio.b64_json, "base64").toString()).toContain(text);
+    expect(body.audio.url).toMatch(/^data:audio\//);
+    expect(cost).toBe(Math.ceil((22 * 15_000) / 1000));
+  });
+
+  it("speech-to-text (multipart): transcription billed per started second", async () => {
+    const audio = Buffer.alloc(40_000, 1); // the fake reads 16,000 bytes per second: 2.5 s -> 3 s
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, audio) }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "transcription", model: "speechvendor-stt", duration_seconds: 2.5 });
+    expect(typeof body.text).toBe("string");
+    expect(cost).toBe(3 * 100);
+  });
+
+  it("speech-to-speech (multipart with voice_settings as JSON)", async () => {
+    const audio = Buffer.alloc(16_000, 2);
+    const { res, body } = await charged(() => fetch(`${server.url}/api/v1/task`, {
+      method: "POST", headers: authHeaders(user.key, false),
+      body: audioForm({ model: "speechvendor-sts", voice: "Adam", voice_settings: JSON.stringify({ stability: 0.3, similarity_boost: 0.9 }) }, audio),
+    }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "speech.generation", model: "speechvendor-sts" });
+    expect(typeof body.audio.b64_json).toBe("string");
+  });
+
+  it("imageA: num_outputs images at $0.10 each, SPEC 4.2 shape", async () => {
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse", num_outputs: 2, style: "scenic" }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ status: "success", prompt: "a lighthouse", model: "5" });
+    expect(body.images).toHaveLength(2);
+    expect(body.images[0]).toEqual({ url: expect.any(String), id: expect.any(String), created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(cost).toBe(200_000);
+    expect(fakes.imageA.lastRequest()?.json).toMatchObject({ n: 2, size: "512x512" });
+  });
+
+  it("imageB.1: defaults (30 steps, 1:1 = 1024x1024) and 16:9 at about one megapixel", async () => {
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a castle", seed: 42 }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ status: "complete", prompt: "a castle", model: "imageB-1-dev", seed: 42, images: [{ url: expect.any(String), width: 1024, height: 1024 }] });
+    expect(typeof body.id).toBe("string");
+    expect(cost).toBe(100_000);
+    const wide = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a beach", aspect_ratio: "16:9", steps: 50 });
+    const wideBody = await wide.json();
+    expect(wideBody.images[0].width / wideBody.images[0].height).toBeCloseTo(16 / 9, 1);
+    expect(wideBody.images[0].width * wideBody.images[0].height).toBeLessThanOrEqual(1024 * 1024);
+  });
+
+  it("bad input: 400 naming the parameter, nothing charged, upstream never called", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const cases: Array<[string, unknown, string, RegExp]> = [
+      ["/api/v1/task", { messages: [{ role: "user", content: "x" }] }, "missing_required_parameter", /'model'/],
+      ["/api/v1/task", { model: "gpt-99", messages: [] }, "unsupported_model", /gpt-99/],
+      ["/api/v1/task", { model: "textA-4", messages: [] }, "invalid_parameter", /'messages'/],
+      ["/api/v1/task", { model: "textA-4", messages: [{ role: "user", content: "x" }], temperature: 2.5 }, "invalid_parameter", /'temperature'/],
+      ["/api/v1/task", { model: "textA-4", messages: [{ role: "user", content: "x" }], temperature: "hot" }, "invalid_parameter", /'temperature'/],
+      ["/api/v1/task", { model: "textA-4", messages: [{ role: "robot", content: "x" }] }, "invalid_parameter", /'messages\[0\]\.role'/],
+      ["/api/v1/task", { model: "textA-4", messages: [{ role: "user", content: "x" }], max_tokens: 999999 }, "invalid_parameter", /'max_tokens'/],
+      ["/api/v1/task", { model: "textA-4", messages: [{ role: "user", content: "x\u0000" }] }, "invalid_parameter", /content/],
+      ["/api/v1/task", { model: "imageB-1-dev" }, "missing_required_parameter", /'prompt'/],
+      ["/api/v1/task", { model: "speechvendor-tts", text: "hello" }, "missing_required_parameter", /'voice'/],
+      ["/api/v1/imageA/generate", { prompt: "cat", num_outputs: 5 }, "invalid_parameter", /'num_outputs'/],
+      ["/api/v1/imageB.1", { prompt: "cat", steps: 51 }, "invalid_parameter", /'steps'/],
+      ["/api/v1/imageB.1", { prompt: "cat", aspect_ratio: "wide" }, "invalid_parameter", /'aspect_ratio'/],
+      ["/api/v1/imageB.1", { prompt: "cat", aspect_ratio: "10:1" }, "invalid_parameter", /'aspect_ratio'/],
+      ["/v1/chat/completions", { model: "textA-4", messages: "hi" }, "invalid_parameter", /'messages'/],
+    ];
+    for (const [path, body, code, message] of cases) {
+      const res = await postJson(server, path, user.key, body);
+      const json = await res.json();
+      expect({ path, body, status: res.status, code: json.error?.code }).toEqual({ path, body, status: 400, code });
+      expect(json.error.message).toMatch(message);
+      expect(json.error.type).toBe("invalid_request_error");
+    }
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.textA.requests).toHaveLength(0);
+  });
+
+  it("unknown voice is 400 invalid_parameter and costs nothing", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const res = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Nobody" });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe("invalid_parameter");
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+  });
+
+  it("multipart without the audio file: 400 missing audio; over the upload limit: 413", async () => {
+    const noFile = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }) });
+    expect(noFile.status).toBe(400);
+    expect((await noFile.json()).error).toMatchObject({ code: "missing_required_parameter", message: expect.stringContaining("'audio'") });
+    const big = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, Buffer.alloc(300_000)) });
+    expect(big.status).toBe(413);
+    expect((await big.json()).error.code).toBe("payload_too_large");
+  });
+
+  it("malformed JSON 400, wrong content type 415, JSON over 1 MB 413", async () => {
+    const bad = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: authHeaders(user.key), body: "{nope" });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBe("invalid_json");
+    const text = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${user.key}`, "content-type": "text/plain" }, body: "hi" });
+    expect(text.status).toBe(415);
+    const huge = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "x".repeat(1_100_000) }] });
+    expect(huge.status).toBe(413);
+    expect((await huge.json()).error.code).toBe("payload_too_large");
+  });
+
+  it("authentication: missing, malformed, unknown and revoked keys are 401 invalid_api_key", async () => {
+    const body = { model: "textA-4", messages: [{ role: "user", content: "x" }] };
+    const none = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect(none.status).toBe(401);
+    expect((await none.json()).error).toMatchObject({ code: "invalid_api_key", type: "authentication_error" });
+    for (const header of ["Basic abc", "Bearer", "Bearer ak-live-unknownunknownunknownunknown12"]) {
+      const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: header, "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect(res.status).toBe(401);
+    }
+    const other = await fundedUser(server, 1);
+    await server.app.context.apiKeys.revoke(other.userId, other.keyId);
+    const revoked = await postJson(server, "/api/v1/task", other.key, body);
+    expect(revoked.status).toBe(401);
+    expect((await revoked.json()).error.code).toBe("invalid_api_key");
+  });
+
+  it("402 insufficient_credits with current_balance and required_amount in dollars", async () => {
+    const poor = await fundedUser(server, 0.05);
+    const res = await postJson(server, "/api/v1/imageB.1", poor.key, { prompt: "a tree" });
+    expect(res.status).toBe(402);
+    expect(await res.json()).toEqual({ error: { message: expect.any(String), type: "insufficient_credits_error", code: "insufficient_credits", current_balance: 0.05, required_amount: 0.1 } });
+    expect(res.headers.get("x-ratelimit-limit")).toBe("10000");
+    expect(fakes.imageB.requests).toHaveLength(0);
+  });
+});
