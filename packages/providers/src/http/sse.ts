@@ -12,7 +12,5 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): Asy
     for (let i = 0; i < pending.length; i++) yield pending[i] as SseEvent;
     pending.length = 0;
   }
-  // A final event without its blank line still counts (some servers close right after the data line).
-  parser.reset({ consume: true });
-  for (const event of pending) yield event;
+  // As the SSE spec says, an event cut off before its blank line is discarded: it may be incomplete.
 }

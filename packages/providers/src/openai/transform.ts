@@ -69,12 +69,11 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   } catch {
     throw wrongShape("stream");
   }
+  // some servers report a failure mid-stream as a data event carrying an error object
+  const message = errorMessage(json);
+  if (message !== undefined) throw upstreamStatusError(502, typeof message === "string" ? message : undefined);
   const parsed = chatChunkSchema.safeParse(json);
-  if (!parsed.success) {
-    const message = errorMessage(json);
-    if (typeof message === "string") throw upstreamStatusError(502, message);
-    throw wrongShape("stream");
-  }
+  if (!parsed.success) throw wrongShape("stream");
   const pieces: StreamPiece[] = [];
   const choice = parsed.data.choices?.[0];
   const content = choice?.delta?.content;

@@ -1,0 +1,104 @@
+// Image adapters: OpenAI Images (imageA) and Flux submit + poll (imageB), against the fakes over real HTTP.
+import { FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ImageRequest } from "../src/types";
+import { caught, noAbort, startProviderHarness, type ProviderHarness } from "./helpers";
+
+let h: ProviderHarness;
+
+beforeAll(async () => { h = await startProviderHarness(); });
+afterAll(async () => { await h.close(); });
+beforeEach(() => { h.fakes.clearAll(); });
+
+const imageA = (extra: Partial<ImageRequest> = {}): ImageRequest =>
+  ({ model: h.model("imageA"), prompt: "a red fox", width: 512, height: 512, count: 2, signal: noAbort(), ...extra });
+const imageB = (extra: Partial<ImageRequest> = {}): ImageRequest =>
+  ({ model: h.model("imageB-1-dev"), prompt: "a lighthouse", width: 1024, height: 1024, count: 1, signal: noAbort(), ...extra });
+
+describe("openai images (imageA)", () => {
+  it("asks for n images of size WxH and returns their URLs", async () => {
+    const result = await h.gateway.generateImage(imageA({ style: "cute" }));
+    expect(result.images).toHaveLength(2);
+    expect(result.images[0]).toMatchObject({ width: 512, height: 512 });
+    expect(result.images[0]?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/images\/.+\.png$/);
+    const sent = h.fakes.imageA.lastRequest();
+    expect(sent?.headers.authorization).toBe(`Bearer ${FAKE_KEYS.imageA}`);
+    expect(sent?.json).toEqual({ model: "imageA", prompt: "a red fox, in cute style", n: 2, size: "512x512", response_format: "url" });
+  });
+
+  it("returns base64 images when asked", async () => {
+    const result = await h.gateway.generateImage(imageA({ count: 1, responseFormat: "b64_json" }));
+    expect(Buffer.from(result.images[0]?.b64Json ?? "", "base64").subarray(1, 4).toString()).toBe("PNG");
+  });
+
+  it("keeps a content policy refusal as content_policy_violation", async () => {
+    h.fakes.imageA.failNext(1, { kind: "status", status: 400, body: { error: { message: "Your request was rejected by our safety system", code: "content_policy_violation" } } });
+    expect((await caught(() => h.gateway.generateImage(imageA()))).code).toBe("content_policy_violation");
+  });
+});
+
+describe("flux (imageB)", () => {
+  it("submits, polls until Ready and returns the sample URL", async () => {
+    const result = await h.gateway.generateImage(imageB({ steps: 30, seed: 7, guidanceScale: 3.5 }));
+    expect(result.images).toEqual([{ url: expect.stringMatching(/\/samples\/.+\.png$/), width: 1024, height: 1024, seed: 7 }]);
+    const submit = h.fakes.imageB.requests[0];
+    expect(submit?.path).toBe("/v1/imageB-1-dev");
+    expect(submit?.headers["x-key"]).toBe(FAKE_KEYS.imageB);
+    expect(submit?.json).toEqual({ prompt: "a lighthouse", width: 1024, height: 1024, steps: 30, guidance: 3.5, seed: 7 });
+    const polls = h.fakes.imageB.requests.filter((r) => r.path === "/v1/get_result");
+    expect(polls).toHaveLength(2);
+    expect(polls[0]?.headers["x-key"]).toBe(FAKE_KEYS.imageB);
+  });
+
+  it("makes N submissions in parallel with distinct seeds", async () => {
+    const result = await h.gateway.generateImage(imageB({ count: 3, seed: 100 }));
+    expect(result.images.map((i) => i.seed)).toEqual([100, 101, 102]);
+    expect(h.fakes.imageB.requests.filter((r) => r.method === "POST")).toHaveLength(3);
+  });
+
+  it("polls the conventional get_result URL when no polling_url is given", async () => {
+    h.fakes.imageB.sendPollingUrl = false;
+    await expect(h.gateway.generateImage(imageB())).resolves.toMatchObject({ images: [{ width: 1024 }] });
+  });
+
+  it("keeps polling through several Pending answers", async () => {
+    h.fakes.imageB.pollsBeforeReady = 4;
+    await h.gateway.generateImage(imageB());
+    expect(h.fakes.imageB.requests.filter((r) => r.path === "/v1/get_result")).toHaveLength(5);
+  });
+
+  it("maps moderation to content_policy_violation and Error to upstream_error", async () => {
+    h.fakes.imageB.finalStatus = "Content Moderated";
+    expect((await caught(() => h.gateway.generateImage(imageB()))).code).toBe("content_policy_violation");
+    h.fakes.imageB.finalStatus = "Request Moderated";
+    expect((await caught(() => h.gateway.generateImage(imageB()))).code).toBe("content_policy_violation");
+    h.fakes.imageB.finalStatus = "Error";
+    expect((await caught(() => h.gateway.generateImage(imageB()))).code).toBe("upstream_error");
+  });
+
+  it("retries a failed poll", async () => {
+    h.fakes.imageB.failStatus(1, 502, { path: "/v1/get_result" });
+    await expect(h.gateway.generateImage(imageB())).resolves.toMatchObject({ images: [{ width: 1024 }] });
+  });
+
+  it("times out when the task never becomes ready", async () => {
+    h.fakes.imageB.pollsBeforeReady = 1_000_000;
+    const err = await caught(() => h.gateway.generateImage(imageB()));
+    expect({ code: err.code, status: err.status }).toEqual({ code: "upstream_timeout", status: 504 });
+  });
+
+  it("stops polling when the caller aborts", async () => {
+    h.fakes.imageB.pollsBeforeReady = 1_000_000;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 60);
+    expect((await caught(() => h.gateway.generateImage(imageB({ signal: controller.signal })))).code).toBe("upstream_error");
+    const polls = h.fakes.imageB.requests.length;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(h.fakes.imageB.requests.length).toBe(polls);
+  });
+
+  it("rejects a wrong-shaped submission answer", async () => {
+    h.fakes.imageB.failNext(1, { kind: "wrong-shape" });
+    expect((await caught(() => h.gateway.generateImage(imageB()))).code).toBe("upstream_error");
+  });
+});
