@@ -1,10 +1,16 @@
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
-import { ApiError, isSessionLost } from "./lib/api-error";
+import { ApiError, normalizeError, sessionLossCode } from "./lib/api-error";
 import { notifySessionLost } from "./lib/session-events";
 
 function reportSessionLoss(err: unknown, meta: Record<string, unknown> | undefined): void {
   if (meta?.ignoreSessionLoss) return;
-  if (isSessionLost(err) && err instanceof ApiError) notifySessionLost(err.code);
+  const code = sessionLossCode(err);
+  if (code) notifySessionLost(code);
+}
+
+function isClientError(raw: unknown): boolean {
+  const err = normalizeError(raw);
+  return err instanceof ApiError && err.status >= 400 && err.status < 500;
 }
 
 /** One client for the app: any 401 from a protected call ends the session in the UI (login, then back). */
@@ -15,7 +21,7 @@ export function createQueryClient(): QueryClient {
     defaultOptions: {
       queries: {
         // 4xx answers won't change on retry; network blips and 5xx get two more tries.
-        retry: (count, err) => count < 2 && !(err instanceof ApiError && err.status >= 400 && err.status < 500),
+        retry: (count, err) => count < 2 && !isClientError(err),
         refetchOnWindowFocus: true,
         staleTime: 10_000,
       },

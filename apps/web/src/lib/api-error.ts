@@ -1,3 +1,5 @@
+import { TRPCClientError } from "@trpc/client";
+
 /** An error answered by the API, normalised from the spec's nested, flat and status forms. */
 export class ApiError extends Error {
   readonly code: string;
@@ -43,7 +45,23 @@ const PREFER_SERVER_MESSAGE = new Set([
   "content_policy_violation", "payload_too_large", "invalid_json",
 ]);
 
-export function errorMessage(err: unknown): string {
+/** tRPC errors carry the spec's nested error in `data.error` (packages/api errorFormatter). */
+function fromTrpc(err: TRPCClientError<never>): ApiError {
+  const data = err.data as { httpStatus?: number; error?: { code?: string; message?: string } } | null | undefined;
+  const status = data?.httpStatus ?? 0;
+  if (data?.error?.code) return toApiError(status, { error: data.error });
+  // No body at all: the request never reached the server.
+  return new ApiError(status === 0 ? "network_error" : (STATUS_CODES[status] ?? "internal_error"), err.message, status);
+}
+
+/** Any thrown value as an ApiError when it came from the API (REST or tRPC); other errors unchanged. */
+export function normalizeError(err: unknown): unknown {
+  if (err instanceof TRPCClientError) return fromTrpc(err as TRPCClientError<never>);
+  return err;
+}
+
+export function errorMessage(raw: unknown): string {
+  const err = normalizeError(raw);
   if (err instanceof ApiError) {
     if (PREFER_SERVER_MESSAGE.has(err.code) && err.message) return err.message;
     if (err.code === "insufficient_credits" && typeof err.extras.current_balance === "number") {
@@ -55,9 +73,17 @@ export function errorMessage(err: unknown): string {
   return "Unexpected error.";
 }
 
-/** True when the error means the browser has no valid session any more. */
+// The dashboard never sends an API key, so the gateway's invalid_api_key also means "no session".
+const SESSION_LOST = new Set(["session_expired", "unauthorized", "invalid_api_key"]);
+
+/** The code when the error means the browser has no valid session any more, else null. */
+export function sessionLossCode(raw: unknown): string | null {
+  const err = normalizeError(raw);
+  return err instanceof ApiError && SESSION_LOST.has(err.code) ? err.code : null;
+}
+
 export function isSessionLost(err: unknown): boolean {
-  return err instanceof ApiError && (err.code === "session_expired" || err.code === "unauthorized");
+  return sessionLossCode(err) !== null;
 }
 
 const STATUS_CODES: Record<number, string> = {

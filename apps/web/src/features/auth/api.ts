@@ -1,98 +1,74 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError, isSessionLost } from "../../lib/api-error";
-import { apiFetch } from "../../lib/http";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@gw/api/root";
+import { ApiError, isSessionLost, normalizeError } from "../../lib/api-error";
+import { trpc } from "../../trpc";
 
-export interface User {
-  id: string;
-  email: string;
-  name: string;
-  created_at: string;
-  email_verified: boolean;
-}
+export type User = inferRouterOutputs<AppRouter>["auth"]["me"]["user"];
 
 export const meKey = ["auth", "me"] as const;
 
+// Auth screens handle their own 401s (wrong password, no session yet): they must not bounce to /login.
+const quiet = { meta: { ignoreSessionLoss: true } };
+
 /** The signed-in user, or null when there is no valid session (401 is an answer here, not an error). */
 export function useMe() {
+  const client = trpc.useUtils().client;
   return useQuery({
     queryKey: meKey,
     queryFn: async (): Promise<User | null> => {
       try {
-        const { user } = await apiFetch<{ user: User }>("/api/auth/me");
-        return user;
+        return (await client.auth.me.query()).user;
       } catch (err) {
         if (isSessionLost(err)) return null;
-        throw err;
+        throw normalizeError(err);
       }
     },
     staleTime: 60_000,
     retry: (count, err) => !(err instanceof ApiError) && count < 2,
-    meta: { ignoreSessionLoss: true },
+    ...quiet,
   });
+}
+
+/** After login or logout, nothing cached for the previous session survives. */
+function useResetSession() {
+  const qc = useQueryClient();
+  return (user: User | null) => {
+    qc.removeQueries();
+    qc.setQueryData(meKey, user);
+  };
 }
 
 export function useLogin() {
-  const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (input: { email: string; password: string }) =>
-      apiFetch<{ success: boolean; user: User }>("/api/auth/login", { method: "POST", body: input }),
-    onSuccess: async () => {
-      // Drop any data of a previous user, then load the fresh session's profile.
-      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== "auth" });
-      await qc.invalidateQueries({ queryKey: meKey });
-    },
-    meta: { ignoreSessionLoss: true },
-  });
+  const reset = useResetSession();
+  // RedirectIfSignedIn sees the user in the cache and moves on to `next`.
+  return trpc.auth.login.useMutation({ onSuccess: ({ user }) => reset(user), ...quiet });
 }
 
 export function useSignup() {
-  return useMutation({
-    mutationFn: (input: { name: string; email: string; password: string }) =>
-      apiFetch<{ success: boolean; message: string; user: Omit<User, "email_verified"> }>("/api/auth/signup", { method: "POST", body: input }),
-    meta: { ignoreSessionLoss: true },
-  });
+  return trpc.auth.signup.useMutation(quiet);
 }
 
 export function useLogout() {
-  const qc = useQueryClient();
-  return useMutation({
-    mutationFn: () => apiFetch<{ success: boolean }>("/api/auth/logout", { method: "POST" }),
-    onSettled: () => {
-      qc.clear();
-      qc.setQueryData(meKey, null);
-    },
-    meta: { ignoreSessionLoss: true },
-  });
+  const reset = useResetSession();
+  return trpc.auth.logout.useMutation({ onSettled: () => reset(null), ...quiet });
 }
 
 export function useVerifyEmail() {
   const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (token: string) => apiFetch<{ success: boolean; message: string }>("/api/auth/verify-email", { method: "POST", body: { token } }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
-    meta: { ignoreSessionLoss: true },
-  });
+  return trpc.auth.verifyEmail.useMutation({ onSuccess: () => qc.invalidateQueries({ queryKey: meKey }), ...quiet });
 }
 
 export function useResendVerification() {
-  return useMutation({
-    mutationFn: () => apiFetch<{ success: boolean; message: string }>("/api/auth/resend-verification", { method: "POST" }),
-  });
+  return trpc.auth.resendVerification.useMutation();
 }
 
 export function useRequestPasswordReset() {
-  return useMutation({
-    mutationFn: (email: string) => apiFetch<{ success: boolean; message: string }>("/api/auth/password-reset", { method: "POST", body: { email } }),
-    meta: { ignoreSessionLoss: true },
-  });
+  return trpc.auth.requestPasswordReset.useMutation(quiet);
 }
 
 export function useConfirmPasswordReset() {
-  return useMutation({
-    mutationFn: (input: { token: string; password: string }) =>
-      apiFetch<{ success: boolean; message: string }>("/api/auth/password-reset/confirm", { method: "POST", body: input }),
-    meta: { ignoreSessionLoss: true },
-  });
+  return trpc.auth.confirmPasswordReset.useMutation(quiet);
 }
 
 /** Only same-site paths may be a post-login destination (no open redirect). */

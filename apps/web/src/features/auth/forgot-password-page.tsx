@@ -10,7 +10,7 @@ export function ForgotPasswordPage() {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    request.mutate(email.trim());
+    request.mutate({ email: email.trim() });
   }
 
   return (

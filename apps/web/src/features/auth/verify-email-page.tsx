@@ -16,7 +16,7 @@ export function VerifyEmailPage() {
     // Tokens are single-use: never post twice (React strict mode runs effects twice in development).
     if (!token || sent.current) return;
     sent.current = true;
-    verify.mutate(token);
+    verify.mutate({ token });
   }, [token, verify]);
 
   const next = me.data ? "/dashboard" : "/login";

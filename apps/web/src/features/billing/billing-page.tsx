@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
-import { useBalance, useBillingConfig, useCheckout, usePaymentHistory, useSubscription, type Plan } from "./api";
+import { historyLabel, useBalance, useBillingConfig, useCheckout, usePaymentHistory, useSubscription, type Plan } from "./api";
 
 /** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
 export function validateCustomAmount(raw: string): string | null {
@@ -22,7 +22,7 @@ function CreditsCard() {
     event.preventDefault();
     const problem = validateCustomAmount(custom);
     setCustomError(problem);
-    if (!problem) checkout.mutate({ type: "credits", amount: Number(custom) });
+    if (!problem) checkout.start({ type: "credits", amount: Number(custom) });
   }
 
   return (
@@ -35,7 +35,7 @@ function CreditsCard() {
             <p className="package-amount">{formatMoney(p.amount)}</p>
             <p className={p.bonus > 0 ? "bonus" : "muted"}>{p.bonus > 0 ? `+ ${formatMoney(p.bonus)} bonus` : "No bonus"}</p>
             <p className="muted">You get {formatMoney(p.total)} in credits</p>
-            <button type="button" className="btn btn-primary" disabled={checkout.isPending} onClick={() => checkout.mutate({ type: "credits", amount: p.amount })}>
+            <button type="button" className="btn btn-primary" disabled={checkout.isPending} onClick={() => checkout.start({ type: "credits", amount: p.amount })}>
               Buy {formatMoney(p.amount)}
             </button>
           </div>
@@ -81,6 +81,13 @@ function PlansCard() {
   return (
     <Card title="Plan and subscription">
       <ErrorAlert error={sub.error} />
+      {sub.data ? (
+        <p className="muted">
+          Limits: {sub.data.limits.requests_per_minute.toLocaleString("en-US")} requests / minute,{" "}
+          {sub.data.limits.concurrent_requests.toLocaleString("en-US")} concurrent requests
+          {sub.data.limits.monthly_credits > 0 ? `, ${formatMoney(sub.data.limits.monthly_credits)} credits included each month` : ""}.
+        </p>
+      ) : null}
       {subscription ? (
         <dl className="details">
           <div><dt>Plan</dt><dd>{subscription.plan.name}</dd></div>
@@ -93,7 +100,7 @@ function PlansCard() {
       <div className="plans">
         {config.data?.plans.map((plan) => (
           <PlanOption key={plan.id} plan={plan} current={plan.id === currentId} busy={checkout.isPending}
-            onSubscribe={() => checkout.mutate({ type: "subscription", plan_id: plan.id })} />
+            onSubscribe={() => checkout.start({ type: "subscription", plan_id: plan.id })} />
         ))}
       </div>
       {checkout.isPending || checkout.isSuccess ? <Spinner label="Redirecting to secure checkout…" /> : null}
@@ -112,13 +119,14 @@ function HistoryCard() {
       {history.data && history.data.entries.length > 0 ? (
         <div className="table-wrap">
           <table className="table">
-            <thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" className="num">Amount</th></tr></thead>
+            <thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" className="num">Amount</th><th scope="col" className="num">Balance after</th></tr></thead>
             <tbody>
               {history.data.entries.map((e) => (
                 <tr key={e.id}>
                   <td data-label="Date">{formatDate(e.created_at)}</td>
-                  <td data-label="Description">{e.description}</td>
+                  <td data-label="Description">{historyLabel(e.type)}</td>
                   <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatMoney(e.amount)}</td>
+                  <td data-label="Balance after" className="num">{formatMoney(e.balance_after)}</td>
                 </tr>
               ))}
             </tbody>

@@ -1,49 +1,22 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiFetch } from "../../lib/http";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@gw/api/root";
+import { trpc } from "../../trpc";
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  created_at: string;
-  last_used: string | null;
-  usage_count: number;
-  status: string;
-}
-
-export interface CreatedKey {
-  id: string;
-  name: string;
-  description: string;
-  key: string;
-  prefix: string;
-  created_at: string;
-  status: string;
-}
-
-export const keysKey = ["keys"] as const;
+type Outputs = inferRouterOutputs<AppRouter>["keys"];
+export type ApiKey = Outputs["list"]["keys"][number];
+export type CreatedKey = Outputs["create"];
 
 export function useKeys() {
-  return useQuery({
-    queryKey: keysKey,
-    queryFn: () => apiFetch<{ keys: ApiKey[]; total: number }>("/api/keys"),
-    // last_used and usage_count move while the page is open (CONTRACT 3: visible within 5 s).
-    refetchInterval: 15_000,
-  });
+  // last_used and usage_count move while the page is open (CONTRACT 3: visible within 5 s).
+  return trpc.keys.list.useQuery(undefined, { refetchInterval: 15_000 });
 }
 
 export function useCreateKey() {
-  const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (input: { name: string; description?: string }) => apiFetch<CreatedKey>("/api/keys", { method: "POST", body: input }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: keysKey }),
-  });
+  const utils = trpc.useUtils();
+  return trpc.keys.create.useMutation({ onSuccess: () => utils.keys.list.invalidate() });
 }
 
 export function useRevokeKey() {
-  const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (id: string) => apiFetch<{ success: boolean; message: string; id: string }>(`/api/keys/${encodeURIComponent(id)}`, { method: "DELETE" }),
-    onSettled: () => qc.invalidateQueries({ queryKey: keysKey }),
-  });
+  const utils = trpc.useUtils();
+  return trpc.keys.revoke.useMutation({ onSettled: () => utils.keys.list.invalidate() });
 }

@@ -1,10 +1,11 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { CreatedKey } from "./api";
 import { KeyReveal } from "./key-reveal";
 
-const created = {
+const created: CreatedKey = {
   id: "key_1", name: "ci", description: "", key: "ak-live-0123456789abcdefghijABCDEFGHIJxyz",
-  prefix: "ak-live-0123", created_at: "2025-01-01T00:00:00.000Z", status: "active",
+  prefix: "ak-live-0123", created_at: "2025-01-01T00:00:00.000Z", status: "active" as const,
 };
 
 describe("KeyReveal", () => {

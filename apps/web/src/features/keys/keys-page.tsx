@@ -52,7 +52,7 @@ function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   return (
     <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`}>
       <span>Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
-      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => revoke.mutate(apiKey.id)} autoFocus>
+      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: apiKey.id })} autoFocus>
         {revoke.isPending ? "Revoking…" : "Yes, revoke"}
       </button>
       <button type="button" className="btn btn-small" onClick={() => setConfirming(false)}>Cancel</button>

@@ -1,30 +1,87 @@
-import { useQuery } from "@tanstack/react-query";
+import { useQueries, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "../../lib/http";
 import type { DailyUsageRow } from "./chart-data";
 
+/** One record of GET /api/usage (the gateway's usage API, docs/api.md). */
 export interface UsageRecord {
   id: string;
   created_at: string;
   model: string;
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  characters?: number;
-  images?: number;
+  type: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  characters: number;
+  audio_seconds: number;
+  images: number;
+  processing_ms: number;
   /** dollars */
   cost: number;
-  latency_ms: number;
+}
+
+interface Sums {
+  requests: number;
+  cost: number;
 }
 
 export interface UsageResponse {
-  records: UsageRecord[];
-  daily: DailyUsageRow[];
+  data: UsageRecord[];
+  totals: Sums & {
+    by_day: Array<Sums & { date: string }>;
+    by_model: Array<Sums & { model: string }>;
+  };
 }
 
-export function useUsage(days = 30) {
+// Beyond this many models the smallest are drawn as one "other" segment, to bound the per-model requests.
+const MAX_CHART_MODELS = 6;
+
+/** The last 30 days (the API's default range): the latest records and totals per day and per model. */
+export function useUsage() {
   return useQuery({
-    queryKey: ["usage", days],
-    queryFn: () => apiFetch<UsageResponse>(`/api/usage?days=${days}`),
+    queryKey: ["usage", "recent"],
+    queryFn: () => apiFetch<UsageResponse>("/api/usage?per_page=20"),
     refetchInterval: 30_000,
   });
+}
+
+/**
+ * Daily totals split by model. The API gives per-day and per-model totals separately, so each charted model's
+ * days come from a `model=` filtered call; whatever is left of a day's total is "other".
+ */
+export function useDailyByModel(usage: UsageResponse | undefined): { rows: DailyUsageRow[]; pending: boolean; error: unknown } {
+  const models = [...(usage?.totals.by_model ?? [])].sort((a, b) => b.cost - a.cost || b.requests - a.requests).slice(0, MAX_CHART_MODELS).map((m) => m.model);
+  const perModel = useQueries({
+    queries: models.map((model) => ({
+      queryKey: ["usage", "by-model", model, usage?.totals.requests],
+      queryFn: () => apiFetch<UsageResponse>(`/api/usage?per_page=1&model=${encodeURIComponent(model)}`),
+      staleTime: 30_000,
+    })),
+  });
+  if (!usage) return { rows: [], pending: true, error: null };
+  const error = perModel.find((q) => q.error)?.error ?? null;
+  const pending = perModel.some((q) => q.isPending);
+  return { rows: splitByModel(usage.totals.by_day, models.map((model, i) => ({ model, days: perModel[i]?.data?.totals.by_day ?? [] }))), pending, error };
+}
+
+export function splitByModel(
+  allDays: ReadonlyArray<Sums & { date: string }>,
+  perModel: ReadonlyArray<{ model: string; days: ReadonlyArray<Sums & { date: string }> }>,
+): DailyUsageRow[] {
+  const rows: DailyUsageRow[] = [];
+  const used = new Map<string, Sums>();
+  for (const { model, days } of perModel) {
+    for (const day of days) {
+      rows.push({ date: day.date, model, requests: day.requests, cost: day.cost });
+      const sum = used.get(day.date) ?? { requests: 0, cost: 0 };
+      used.set(day.date, { requests: sum.requests + day.requests, cost: sum.cost + day.cost });
+    }
+  }
+  for (const day of allDays) {
+    const sum = used.get(day.date) ?? { requests: 0, cost: 0 };
+    const requests = day.requests - sum.requests;
+    // Rounded dollars can leave dust; only a real remainder becomes an "other" segment.
+    const cost = Math.round((day.cost - sum.cost) * 1e6) / 1e6;
+    if (requests > 0 || cost > 0) rows.push({ date: day.date, model: "other", requests: Math.max(0, requests), cost: Math.max(0, cost) });
+  }
+  return rows;
 }

@@ -3,7 +3,7 @@ import { Link } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, PageTitle, Spinner } from "../../components/ui";
 import { formatDay, formatMoney, formatNumber } from "../../lib/format";
 import { useBalance, useSubscription } from "../billing/api";
-import { useUsage } from "./api";
+import { useDailyByModel, useUsage } from "./api";
 import { shapeChartData, type ChartMetric } from "./chart-data";
 import { RecentRequests } from "./recent-requests";
 import { UsageChart } from "./usage-chart";
@@ -31,8 +31,8 @@ function PlanCard() {
         <>
           <p className="stat-value">{plan.name}</p>
           <ul className="plain-list muted">
-            {plan.limits?.requests_per_minute !== undefined ? <li>{formatNumber(plan.limits.requests_per_minute)} requests / minute</li> : null}
-            {plan.limits?.concurrent_requests !== undefined ? <li>{formatNumber(plan.limits.concurrent_requests)} concurrent requests</li> : null}
+            {sub.data ? <li>{formatNumber(sub.data.limits.requests_per_minute)} requests / minute</li> : null}
+            {sub.data ? <li>{formatNumber(sub.data.limits.concurrent_requests)} concurrent requests</li> : null}
             {sub.data?.subscription ? <li>Renews {formatDay(sub.data.subscription.current_period_end)}</li> : null}
           </ul>
         </>
@@ -43,9 +43,10 @@ function PlanCard() {
 }
 
 export function OverviewPage() {
-  const usage = useUsage(30);
+  const usage = useUsage();
+  const daily = useDailyByModel(usage.data);
   const [metric, setMetric] = useState<ChartMetric>("cost");
-  const chart = useMemo(() => shapeChartData(usage.data?.daily ?? [], metric, Date.now()), [usage.data, metric]);
+  const chart = useMemo(() => shapeChartData(daily.rows, metric, Date.now()), [daily.rows, metric]);
 
   return (
     <>
@@ -67,19 +68,21 @@ export function OverviewPage() {
         }
       >
         {usage.isPending ? <Spinner /> : null}
-        <ErrorAlert error={usage.error} />
+        <ErrorAlert error={usage.error ?? daily.error} />
         {usage.data ? (
           <>
             <p className="muted">
               Total: <strong>{metric === "cost" ? formatMoney(chart.total) : formatNumber(chart.total)}</strong>
             </p>
-            {chart.total === 0 ? <EmptyState title="No usage in the last 30 days" /> : <UsageChart data={chart} metric={metric} />}
+            {usage.data.totals.requests === 0 ? <EmptyState title="No usage in the last 30 days" /> : null}
+            {usage.data.totals.requests > 0 && daily.pending ? <Spinner label="Loading chart…" /> : null}
+            {usage.data.totals.requests > 0 && !daily.pending ? <UsageChart data={chart} metric={metric} /> : null}
           </>
         ) : null}
       </Card>
       <Card title="Recent requests">
         {usage.isPending ? <Spinner /> : null}
-        {usage.data ? <RecentRequests records={usage.data.records} /> : null}
+        {usage.data ? <RecentRequests records={usage.data.data} /> : null}
       </Card>
     </>
   );

@@ -6,8 +6,9 @@ import type { UsageRecord } from "./api";
 export function describeOutput(record: UsageRecord): string {
   if (record.images) return `${formatNumber(record.images)} image${record.images === 1 ? "" : "s"}`;
   if (record.characters) return `${formatNumber(record.characters)} chars`;
-  if (record.total_tokens !== undefined) {
-    return `${formatNumber(record.total_tokens)} tokens (${formatNumber(record.prompt_tokens ?? 0)} in / ${formatNumber(record.completion_tokens ?? 0)} out)`;
+  if (record.audio_seconds) return `${formatNumber(Math.round(record.audio_seconds))} s audio`;
+  if (record.total_tokens) {
+    return `${formatNumber(record.total_tokens)} tokens (${formatNumber(record.prompt_tokens)} in / ${formatNumber(record.completion_tokens)} out)`;
   }
   return "—";
 }
@@ -29,7 +30,7 @@ export function RecentRequests({ records }: { records: UsageRecord[] }) {
               <td data-label="Model"><code>{r.model}</code></td>
               <td data-label="Usage">{describeOutput(r)}</td>
               <td data-label="Cost" className="num">{formatMoney(r.cost)}</td>
-              <td data-label="Latency" className="num">{formatNumber(Math.round(r.latency_ms))} ms</td>
+              <td data-label="Latency" className="num">{formatNumber(Math.round(r.processing_ms))} ms</td>
             </tr>
           ))}
         </tbody>

@@ -1,29 +1,24 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { apiFetch } from "../../lib/http";
-import { meKey, type User } from "../auth/api";
+import { useQueryClient } from "@tanstack/react-query";
+import { trpc } from "../../trpc";
+import { meKey } from "../auth/api";
 
 export function useUpdateProfile() {
   const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (input: { name: string }) => apiFetch<{ user: User }>("/api/auth/me", { method: "PATCH", body: input }),
-    onSuccess: ({ user }) => qc.setQueryData(meKey, user),
-  });
+  return trpc.auth.updateMe.useMutation({ onSuccess: ({ user }) => qc.setQueryData(meKey, user) });
 }
 
 export function useChangePassword() {
-  return useMutation({
-    mutationFn: (input: { current_password: string; new_password: string }) =>
-      apiFetch<{ success: boolean; message: string }>("/api/auth/change-password", { method: "POST", body: input }),
-  });
+  return trpc.auth.changePassword.useMutation();
 }
 
 export function useDeleteAccount() {
   const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (input: { password?: string }) => apiFetch<{ success: boolean; message: string }>("/api/auth/me", { method: "DELETE", body: input }),
+  return trpc.auth.deleteAccount.useMutation({
     onSuccess: () => {
       qc.clear();
       qc.setQueryData(meKey, null);
     },
+    // The account is gone either way once this answers; the settings page handles its own errors.
+    meta: { ignoreSessionLoss: true },
   });
 }

@@ -1,21 +1,6 @@
-import { useQuery } from "@tanstack/react-query";
 import { Card, ErrorAlert, PageTitle, Spinner } from "../../components/ui";
-import { ApiError } from "../../lib/api-error";
 import { formatDate } from "../../lib/format";
-
-interface HealthEntry {
-  status: string;
-  response_time: number;
-  last_check: string;
-  issue?: string;
-}
-
-interface ExternalStatus {
-  status: string;
-  services: Record<string, HealthEntry>;
-  overall_status: string;
-  timestamp: string;
-}
+import { trpc } from "../../trpc";
 
 const LABELS: Record<string, string> = {
   database: "Database",
@@ -31,16 +16,8 @@ const MEANING: Record<string, string> = {
   unknown: "Cannot be determined",
 };
 
-async function fetchStatus(): Promise<ExternalStatus> {
-  const res = await fetch("/api/status/external", { headers: { Accept: "application/json" } });
-  const body = (await res.json().catch(() => undefined)) as (ExternalStatus & { message?: string; error_code?: string }) | undefined;
-  // A degraded answer may come with a 503 yet still carry the per-service entries worth showing.
-  if (body && typeof body.services === "object" && body.services !== null) return body;
-  throw new ApiError(body?.error_code ?? "service_unavailable", body?.message ?? "", res.status);
-}
-
 export function StatusPage() {
-  const status = useQuery({ queryKey: ["status", "external"], queryFn: fetchStatus, refetchInterval: 30_000, meta: { ignoreSessionLoss: true } });
+  const status = trpc.status.external.useQuery(undefined, { refetchInterval: 30_000, meta: { ignoreSessionLoss: true } });
   const overall = status.data?.overall_status ?? "unknown";
   return (
     <>
