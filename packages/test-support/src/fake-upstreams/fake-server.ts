@@ -75,6 +75,8 @@ export abstract class FakeServer {
   readonly requests: RecordedRequest[] = [];
   /** added before every answer (bench: a 20 ms upstream) */
   latencyMs = 0;
+  /** false: requests are not kept (long benchmark runs) */
+  recording = true;
   /** between two streamed events */
   chunkDelayMs = 0;
   private readonly faults: QueuedFault[] = [];
@@ -127,6 +129,7 @@ export abstract class FakeServer {
     this.faults.length = 0;
     this.latencyMs = 0;
     this.chunkDelayMs = 0;
+    this.recording = true;
     this.resetOptions();
   }
 
@@ -165,7 +168,7 @@ export abstract class FakeServer {
       } else if (contentType.includes("multipart/form-data")) {
         record.form = await new Request(url, { method: "POST", headers: { "content-type": contentType }, body }).formData();
       }
-      this.requests.push(record);
+      if (this.recording) this.requests.push(record);
 
       if (this.latencyMs > 0) await sleep(this.latencyMs);
       const fault = this.takeFault(url.pathname);
