@@ -31,12 +31,12 @@ describe("checkHealth", () => {
     const started = performance.now();
     const report = await h.gateway.checkHealth("speech", 200);
     expect(report).toMatchObject({ status: "unhealthy", issue: "timed out" });
-    expect(performance.now() - started).toBeLessThan(450);
+    expect(performance.now() - started).toBeLessThan(1_500);
   });
 
   it("reports a slow provider as degraded", async () => {
-    h.fakes.textA.latencyMs = 150;
-    expect((await h.gateway.checkHealth("text", 250)).status).toBe("degraded");
+    h.fakes.textA.latencyMs = 300;
+    expect((await h.gateway.checkHealth("text", 500)).status).toBe("degraded");
   });
 
   it("reports an unconfigured provider as unknown", async () => {
