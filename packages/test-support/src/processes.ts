@@ -24,7 +24,8 @@ async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
 export async function startStripeMock(): Promise<StripeMock> {
   const binary = path.join(path.dirname(findFerretdbBinary()), "stripe-mock");
   const port = await freePort();
-  const child = spawn(binary, ["-http-addr", `127.0.0.1:${port}`], { stdio: "ignore" });
+  // stripe-mock also opens HTTPS, on the fixed port 12112 unless told otherwise: a second run would fail to start
+  const child = spawn(binary, ["-http-addr", `127.0.0.1:${port}`, "-https-addr", "127.0.0.1:"], { stdio: "ignore" });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/v1/customers`, 30_000);
   return {
