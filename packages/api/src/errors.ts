@@ -1,4 +1,4 @@
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { AppError, invalidParameter, missingParameter } from "@gw/shared";
 import { z } from "zod";
 

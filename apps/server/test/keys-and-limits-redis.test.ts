@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import { readCookie, SESSION_COOKIE } from "@gw/auth";
+import { freePort } from "@gw/db";
+import { randomBase62 } from "@gw/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./harness";
+
+// Several gateway instances behind one load balancer (CONTRACT 3 and 7): a shared Redis carries rate-limit counters
+// and key revocations. Needs `redis-server` on PATH (.ci/run installs Debian's).
+
+async function startRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.once("connect", () => { socket.destroy(); resolve(true); });
+      socket.once("error", () => resolve(false));
+    });
+    if (open) break;
+    if (Date.now() > deadline) throw new Error("redis-server did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    }),
+  };
+}
+
+function standInSessions(server: TestServer): void {
+  server.app.context.sessions = {
+    fromRequest: async (req) => {
+      const userId = readCookie(req.get("cookie"), SESSION_COOKIE);
+      return userId ? { userId, sessionId: `ses_${userId}`, emailVerified: true } : null;
+    },
+  };
+}
+
+describe("two instances sharing Redis", () => {
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+    const databaseName = `t_${randomBase62(12)}`;
+    const env = { REDIS_URL: redis.url, LIMIT_STATUS: "3/60" };
+    a = await startTestServer({ env, databaseName });
+    b = await startTestServer({ env, databaseName });
+    standInSessions(a);
+    standInSessions(b);
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await redis.stop();
+  });
+
+  it("enforce one rate limit together", async () => {
+    const statuses: number[] = [];
+    for (const server of [a, b, a, b]) statuses.push((await fetch(`${server.url}/api/status`)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  it("a key revoked on one instance is refused by the other at once (pub/sub, not just cache expiry)", async () => {
+    const headers = { cookie: `${SESSION_COOKIE}=usr_multi`, "content-type": "application/json" };
+    const created = await (await fetch(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "shared" }) })).json();
+    expect(await b.app.context.apiKeys.verify(created.key)).not.toBeNull();
+    const revoked = await fetch(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } });
+    expect(revoked.status).toBe(200);
+    const started = performance.now();
+    while ((await b.app.context.apiKeys.verify(created.key)) !== null) {
+      expect(performance.now() - started).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  });
+});
+
+describe("Redis unreachable", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    const deadPort = await freePort();
+    server = await startTestServer({ env: { REDIS_URL: `redis://127.0.0.1:${deadPort}`, LIMIT_STATUS: "2/60" } });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("keeps serving and enforces limits per instance in memory (documented fallback)", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await fetch(`${server.url}/api/status`)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+});
+
+describe("two instances without Redis", () => {
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    const databaseName = `t_${randomBase62(12)}`;
+    a = await startTestServer({ databaseName });
+    b = await startTestServer({ databaseName });
+    standInSessions(a);
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  it("a revoked key is refused by the other instance within 1 second (cache TTL)", async () => {
+    const headers = { cookie: `${SESSION_COOKIE}=usr_pair`, "content-type": "application/json" };
+    const created = await (await fetch(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "pair" }) })).json();
+    expect(await b.app.context.apiKeys.verify(created.key)).not.toBeNull();
+    expect((await fetch(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } })).status).toBe(200);
+    const started = performance.now();
+    while ((await b.app.context.apiKeys.verify(created.key)) !== null) {
+      expect(performance.now() - started).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+});

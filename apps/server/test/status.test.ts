@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./harness";
+
+const isIso = (value: unknown) => typeof value === "string" && new Date(value).toISOString() === value;
+
+describe("status (SPEC 4.9, CONTRACT 8)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("GET /api/status → 200 {status: ok, message}, never cached, no auth", async () => {
+    const started = performance.now();
+    const res = await fetch(`${server.url}/api/status`);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(await res.json()).toEqual({ status: "ok", message: expect.any(String) });
+  });
+
+  it("GET and POST /api/example answer the same", async () => {
+    const get = await fetch(`${server.url}/api/example`);
+    const postEmpty = await fetch(`${server.url}/api/example`, { method: "POST" });
+    const postJson = await fetch(`${server.url}/api/example`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    for (const res of [get, postEmpty, postJson]) {
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: "ok", message: expect.any(String) });
+    }
+  });
+
+  it("GET /api/status/external lists the four dependencies with a real database check", async () => {
+    const res = await fetch(`${server.url}/api/status/external`);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(Object.keys(body).sort()).toEqual(["overall_status", "services", "status", "timestamp"]);
+    expect(Object.keys(body.services).sort()).toEqual(["database", "payment_provider", "speech_provider", "text_provider"]);
+    expect(body.services.database).toEqual({ status: "healthy", response_time: expect.any(Number), last_check: expect.any(String) });
+    expect(Number.isInteger(body.services.database.response_time)).toBe(true);
+    expect(isIso(body.services.database.last_check)).toBe(true);
+    expect(isIso(body.timestamp)).toBe(true);
+    expect(["healthy", "degraded", "unhealthy", "unknown"]).toContain(body.overall_status);
+  });
+
+  it("bounds a hanging check (unhealthy, answer within 500 ms) and caches the report for 30 s", async () => {
+    // a dependency that never answers, registered the way features register theirs
+    server.app.context.healthChecks.register("text_provider", () => new Promise(() => undefined));
+    const timed = async () => {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/api/status/external`);
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    const first = await timed();
+    expect(first.services.text_provider).toMatchObject({ status: "unhealthy", issue: expect.any(String) });
+    expect(first.services.database.status).toBe("healthy");
+    expect(first.overall_status).toBe("degraded");
+    expect(first.status).toBe("degraded");
+
+    server.clock.advance(29_000);
+    expect((await timed()).timestamp).toBe(first.timestamp);
+    server.clock.advance(1_000);
+    const fresh = await timed();
+    expect(fresh.timestamp).not.toBe(first.timestamp);
+    expect(fresh.services.text_provider.status).toBe("unhealthy");
+  });
+
+  it("unknown status paths stay 404 not_found", async () => {
+    const res = await fetch(`${server.url}/api/status/nope`);
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.code).toBe("not_found");
+  });
+});
+
+describe("status with the database down", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+    await server.db.close();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("GET /api/status → 503 in the status form", async () => {
+    const started = performance.now();
+    const res = await fetch(`${server.url}/api/status`);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(await res.json()).toEqual({ status: "error", message: expect.any(String), error_code: "service_unavailable" });
+  });
+
+  it("GET /api/example → the same 503", async () => {
+    const res = await fetch(`${server.url}/api/example`);
+    expect(res.status).toBe(503);
+    expect((await res.json()).error_code).toBe("service_unavailable");
+  });
+
+  it("GET /api/status/external reports the database unhealthy", async () => {
+    const res = await fetch(`${server.url}/api/status/external`);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.services.database).toMatchObject({ status: "unhealthy", issue: expect.any(String) });
+    expect(body.overall_status).toBe("unhealthy");
+    expect(body.status).toBe("error");
+  });
+});
