@@ -70,3 +70,8 @@ export function billingRuntime(deps: BillingDeps): BillingRuntime {
   }
   return runtime;
 }
+
+/** Plugs in how users are told about billing events (the accounts feature's mailer); without one they are logged. */
+export function registerBillingNotifier(deps: BillingDeps, notifier: BillingNotifier): void {
+  billingRuntime(deps).billingNotifier = notifier;
+}

@@ -1,5 +1,6 @@
-import { createStripeClient } from "@gw/billing";
+import { billing, createStripeClient, registerBillingNotifier } from "@gw/billing";
 import type { AppContext } from "../context";
+import { paymentFailedMailer } from "./payment-failed-mail";
 
 /** payment_provider in GET /api/status/external: one cheap authenticated Stripe call; unknown without a key. */
 function registerPaymentHealthCheck(ctx: AppContext): void {
@@ -15,7 +16,13 @@ function registerPaymentHealthCheck(ctx: AppContext): void {
   });
 }
 
-/** Wires billing into the other features: health probes and account deletion. */
+/** Wires billing into the other features: health probes, account deletion, payment-failed e-mails. */
 export function registerBillingHooks(ctx: AppContext): void {
   registerPaymentHealthCheck(ctx);
+  // SPEC 3: deleting an account cancels its subscription at the payment processor
+  ctx.accountHooks.onAccountDeleted(async (userId) => {
+    const cancelled = await billing.cancelSubscriptions(ctx, userId);
+    if (cancelled > 0) ctx.logger.info({ userId, cancelled }, "subscriptions cancelled for a deleted account");
+  });
+  registerBillingNotifier(ctx, paymentFailedMailer(ctx));
 }

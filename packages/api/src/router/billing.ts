@@ -7,9 +7,10 @@ import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, verifiedSessionOrKe
 
 const tags = ["Billing"];
 
+// trpc-to-openapi coerces plain number fields of the body ("10", true and [] would become numbers); a pipe is left
+// alone, so amounts stay strictly JSON numbers as CONTRACT 6 asks.
 const dollars = z.number()
-  .min(1).max(10_000)
-  .refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: "must have at most two decimals" })
+  .pipe(z.number().min(1).max(10_000).refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: "must have at most two decimals" }))
   .describe("US dollars, 1 to 10000, at most two decimals; 10, 50 and 100 earn the package bonus");
 
 const httpUrl = z.url({ protocol: /^https?$/ }).max(2048).describe("absolute http(s) URL");
@@ -34,7 +35,8 @@ const subscription = z.object({
 const creditBalance = z.object({ balance: z.number().describe("dollars"), currency: z.literal("USD") });
 
 const checkoutInput = z.object({
-  type: z.enum(["credits", "subscription"]),
+  // a string first, so a missing type is reported as missing rather than as a wrong option
+  type: z.string().pipe(z.enum(["credits", "subscription"])).describe("credits or subscription"),
   amount: dollars.optional().describe("required when type is credits"),
   plan_id: z.string().min(1).max(100).optional().describe("required when type is subscription"),
   success_url: httpUrl,

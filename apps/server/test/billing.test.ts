@@ -1,0 +1,286 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { call, PASSWORD, RELAXED_LIMITS, signup, login, uniqueEmail, verifiedUser, mailsTo } from "./auth-helpers";
+import { deliver, expectLedgerConsistent, stripeEvent } from "./billing-support";
+import { startTestServer, type TestServer } from "./harness";
+
+/** the validation tables send more than SPEC 8's 10 per minute */
+const BILLING_LIMITS = { LIMIT_PAYMENT_INTENT: "1000/60", LIMIT_CHECKOUT: "1000/60", LIMIT_SUBSCRIPTION: "1000/60" };
+
+const urls = { success_url: "https://example.com/success", cancel_url: "https://example.com/cancel" };
+
+async function apiKeyFor(server: TestServer, cookie: string): Promise<string> {
+  const res = await call(server, "POST", "/api/keys", { cookie, body: { name: "billing tests" } });
+  expect(res.status).toBe(201);
+  return res.body.key as string;
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+describe("billing API against stripe-mock", () => {
+  let server: TestServer;
+  let cookie: string;
+  let userId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...BILLING_LIMITS } });
+    ({ cookie, id: userId } = await verifiedUser(server));
+  });
+  afterAll(async () => {
+    await expectLedgerConsistent(server, [userId]);
+    await server.close();
+  });
+
+  describe("GET /api/billing/credits", () => {
+    it("answers the balance in dollars to a session and to an API key", async () => {
+      const bySession = await call(server, "GET", "/api/billing/credits", { cookie });
+      expect(bySession.status).toBe(200);
+      expect(bySession.body).toEqual({ balance: 0, currency: "USD" });
+      const key = await apiKeyFor(server, cookie);
+      const byKey = await call(server, "GET", "/api/billing/credits", { headers: bearer(key) });
+      expect(byKey.status).toBe(200);
+      expect(byKey.body).toEqual({ balance: 0, currency: "USD" });
+    });
+
+    it("answers 401 in the flat form without or with bad credentials", async () => {
+      for (const headers of [{}, bearer("ak-live-nope"), { authorization: "Basic abc" }, { cookie: "gw_session=garbage" }]) {
+        const res = await call(server, "GET", "/api/billing/credits", { headers });
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ error: "Unauthorized" });
+      }
+    });
+  });
+
+  it("GET /api/billing/config lists plans with features, the three packages and the publishable key", async () => {
+    const res = await call(server, "GET", "/api/billing/config", { cookie });
+    expect(res.status).toBe(200);
+    expect(res.body.credit_packages).toEqual([
+      { amount: 10, bonus: 0, total: 10 },
+      { amount: 50, bonus: 5, total: 55 },
+      { amount: 100, bonus: 15, total: 115 },
+    ]);
+    expect(res.body.payment_publishable_key).toBe("pk_test_123");
+    const ids = (res.body.plans as Array<{ id: string }>).map((p) => p.id);
+    expect(ids).toEqual(["free", "pro", "team"]);
+    expect(res.body.plans[1]).toEqual({
+      id: "pro", name: "Pro", price: 20, currency: "usd", interval: "month", features: expect.arrayContaining([expect.any(String)]),
+    });
+  });
+
+  describe("POST /api/billing/create-payment-intent", () => {
+    it("answers the client secret, id and the amount in cents", async () => {
+      const res = await call(server, "POST", "/api/billing/create-payment-intent", { cookie, body: { amount: 50 } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ client_secret: expect.any(String), payment_intent_id: expect.stringMatching(/^pi_/), amount: 5000, currency: "usd" });
+      const cents = await call(server, "POST", "/api/billing/create-payment-intent", { cookie, body: { amount: 19.99, currency: "usd" } });
+      expect(cents.status).toBe(200);
+      expect(cents.body.amount).toBe(1999);
+    });
+
+    it.each([
+      ["zero", 0], ["negative", -5], ["too large", 10_001], ["a string", "10"], ["a boolean", true], ["an array", [10]], ["an empty string", ""], ["three decimals", 10.005], ["null", null], ["an object", { $gt: 1 }],
+    ])("refuses an amount that is %s with 400 invalid_parameter", async (_what, amount) => {
+      const res = await call(server, "POST", "/api/billing/create-payment-intent", { cookie, body: { amount } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_parameter" });
+      expect(res.body.error.message).toContain("amount");
+    });
+
+    it("refuses a missing amount with 400 missing_required_parameter, and a foreign currency", async () => {
+      const missing = await call(server, "POST", "/api/billing/create-payment-intent", { cookie, body: {} });
+      expect(missing.status).toBe(400);
+      expect(missing.body.error).toMatchObject({ code: "missing_required_parameter", type: "invalid_request_error" });
+      expect(missing.body.error.message).toContain("amount");
+      const eur = await call(server, "POST", "/api/billing/create-payment-intent", { cookie, body: { amount: 10, currency: "eur" } });
+      expect(eur.status).toBe(400);
+      expect(eur.body.error.code).toBe("invalid_parameter");
+    });
+
+    it("refuses malformed JSON with 400 invalid_json", async () => {
+      const res = await call(server, "POST", "/api/billing/create-payment-intent", { cookie, raw: "{amount: 10" });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("invalid_json");
+    });
+  });
+
+  describe("POST /api/billing/create-checkout-session", () => {
+    it("creates a credits checkout and a subscription checkout", async () => {
+      const credits = await call(server, "POST", "/api/billing/create-checkout-session", { cookie, body: { type: "credits", amount: 10, ...urls } });
+      expect(credits.status).toBe(200);
+      expect(credits.body).toEqual({ session_id: expect.stringMatching(/^cs_/), url: expect.any(String) });
+      const sub = await call(server, "POST", "/api/billing/create-checkout-session", { cookie, body: { type: "subscription", plan_id: "pro", ...urls } });
+      expect(sub.status).toBe(200);
+      expect(sub.body).toEqual({ session_id: expect.any(String), url: expect.any(String) });
+    });
+
+    it.each([
+      ["no type", { amount: 10, ...urls }, 400, "missing_required_parameter", "type"],
+      ["an unknown type", { type: "gift", amount: 10, ...urls }, 400, "invalid_parameter", "type"],
+      ["credits without amount", { type: "credits", ...urls }, 400, "missing_required_parameter", "amount"],
+      ["credits with amount 0", { type: "credits", amount: 0, ...urls }, 400, "invalid_parameter", "amount"],
+      ["subscription without plan", { type: "subscription", ...urls }, 400, "missing_required_parameter", "plan_id"],
+      ["an unknown plan", { type: "subscription", plan_id: "platinum", ...urls }, 404, "plan_not_found", "platinum"],
+      ["the free plan", { type: "subscription", plan_id: "free", ...urls }, 400, "invalid_parameter", "plan_id"],
+      ["no success_url", { type: "credits", amount: 10, cancel_url: urls.cancel_url }, 400, "missing_required_parameter", "success_url"],
+      ["a non-http cancel_url", { type: "credits", amount: 10, success_url: urls.success_url, cancel_url: "javascript:alert(1)" }, 400, "invalid_parameter", "cancel_url"],
+      ["a relative success_url", { type: "credits", amount: 10, success_url: "/done", cancel_url: urls.cancel_url }, 400, "invalid_parameter", "success_url"],
+    ])("refuses %s", async (_what, body, status, code, named) => {
+      const res = await call(server, "POST", "/api/billing/create-checkout-session", { cookie, body });
+      expect(res.status).toBe(status);
+      expect(res.body.error.code).toBe(code);
+      expect(res.body.error.message).toContain(named);
+    });
+  });
+
+  describe("POST /api/billing/create-subscription", () => {
+    it("refuses an unknown plan with 404 plan_not_found and a missing payment method with 400", async () => {
+      const unknown = await call(server, "POST", "/api/billing/create-subscription", { cookie, body: { plan_id: "gold", payment_method_id: "pm_card_visa" } });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).toEqual({ error: { message: expect.stringContaining("gold"), type: "not_found_error", code: "plan_not_found" } });
+      const noPm = await call(server, "POST", "/api/billing/create-subscription", { cookie, body: { plan_id: "pro" } });
+      expect(noPm.status).toBe(400);
+      expect(noPm.body.error).toMatchObject({ code: "missing_required_parameter" });
+      expect(noPm.body.error.message).toContain("payment_method_id");
+    });
+
+    it("subscribes through stripe-mock and answers the SPEC 2.11 shape", async () => {
+      const res = await call(server, "POST", "/api/billing/create-subscription", { cookie, body: { plan_id: "pro", payment_method_id: "pm_card_visa" } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        subscription_id: expect.stringMatching(/^sub_/),
+        status: expect.any(String),
+        current_period_start: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        current_period_end: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        plan: { id: "pro", name: "Pro", price: 20, currency: "usd", interval: "month" },
+      });
+    });
+  });
+
+  it("answers 403 email_not_verified to an unverified account on the three create endpoints", async () => {
+    const email = uniqueEmail("unverified");
+    await signup(server, email);
+    const unverified = await login(server, email);
+    for (const [route, body] of [
+      ["/api/billing/create-payment-intent", { amount: 10 }],
+      ["/api/billing/create-checkout-session", { type: "credits", amount: 10, ...urls }],
+      ["/api/billing/create-subscription", { plan_id: "pro", payment_method_id: "pm_card_visa" }],
+    ] as const) {
+      const res = await call(server, "POST", route, { cookie: unverified, body });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ code: "email_not_verified", type: "permission_error" });
+    }
+    const credits = await call(server, "GET", "/api/billing/credits", { cookie: unverified });
+    expect(credits.status).toBe(200);
+  });
+
+  it("answers 401 on the create endpoints without authentication", async () => {
+    const res = await call(server, "POST", "/api/billing/create-payment-intent", { body: { amount: 10 } });
+    expect(res.status).toBe(401);
+    expect(res.body.error.type).toBe("authentication_error");
+  });
+});
+
+describe("billing behaviour against a stateful fake Stripe", () => {
+  let server: TestServer;
+  let fake: FakeStripe;
+  const userIds: string[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeStripe({ now: () => server.clock.now() });
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, STRIPE_API_BASE: fake.url } });
+  });
+  afterAll(async () => {
+    await expectLedgerConsistent(server, userIds);
+    await server.close();
+    await fake.close();
+  });
+
+  async function user(): Promise<{ email: string; cookie: string; id: string }> {
+    const u = await verifiedUser(server);
+    userIds.push(u.id);
+    return u;
+  }
+
+  it("buys credits: the payment intent carries the grant in metadata and the webhook credits amount + bonus once", async () => {
+    const u = await user();
+    const created = await call(server, "POST", "/api/billing/create-payment-intent", { cookie: u.cookie, body: { amount: 100 } });
+    expect(created.status).toBe(200);
+    const stored = fake.objects.get(created.body.payment_intent_id as string) as Record<string, unknown>;
+    expect(stored).toMatchObject({ amount: 10_000, currency: "usd" });
+    expect(stored.metadata).toMatchObject({ user_id: u.id, credits_micros: "100000000", bonus_micros: "15000000" });
+    const createCall = fake.requests.find((r) => r.path === "/v1/payment_intents" && r.method === "POST");
+    expect(createCall?.idempotencyKey).toBeTruthy();
+
+    const event = stripeEvent("payment_intent.succeeded", { ...stored, status: "succeeded", amount_received: 10_000 });
+    expect((await deliver(server, event)).status).toBe(200);
+    expect((await deliver(server, event)).status).toBe(200);
+    const credits = await call(server, "GET", "/api/billing/credits", { cookie: u.cookie });
+    expect(credits.body).toEqual({ balance: 115, currency: "USD" });
+
+    const history = await call(server, "GET", "/api/billing/history", { cookie: u.cookie });
+    expect(history.status).toBe(200);
+    expect(history.body.entries.map((e: { type: string; amount: number }) => [e.type, e.amount])).toEqual([["bonus", 15], ["purchase", 100]]);
+    expect(history.body.entries[0].balance_after).toBe(115);
+    expect(history.body.next_before).toBeNull();
+  });
+
+  it("refuses a declined card with 402 invalid_payment_method and stays on the free plan", async () => {
+    const u = await user();
+    const res = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "pro", payment_method_id: "pm_card_chargeDeclined" } });
+    expect(res.status).toBe(402);
+    expect(res.body).toEqual({ error: { message: expect.stringContaining("declined"), type: "payment_error", code: "invalid_payment_method" } });
+    const current = await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie });
+    expect(current.body.subscription).toBeNull();
+    expect(current.body.plan.id).toBe("free");
+  });
+
+  it("subscribes, applies the plan's limits, grants monthly credits per invoice, and e-mails a failed payment", async () => {
+    const u = await user();
+    const res = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "pro", payment_method_id: "pm_card_visa" } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "active", plan: { id: "pro", name: "Pro", price: 20, currency: "usd", interval: "month" } });
+    const sub = fake.objects.get(res.body.subscription_id as string) as Record<string, unknown>;
+    expect(sub.metadata).toEqual({ user_id: u.id, plan_id: "pro" });
+    expect(fake.requests.some((r) => r.path === "/v1/payment_methods/pm_card_visa/attach")).toBe(true);
+
+    const current = await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie });
+    expect(current.status).toBe(200);
+    expect(current.body).toEqual({
+      subscription: res.body,
+      plan: { id: "pro", name: "Pro", price: 20, currency: "usd", interval: "month", features: expect.any(Array) },
+      limits: { requests_per_minute: 600, concurrent_requests: 20, monthly_credits: 20 },
+    });
+
+    const invoice = { id: "in_http_1", object: "invoice", customer: sub.customer, amount_paid: 2000, amount_due: 2000, currency: "usd",
+      parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
+    await deliver(server, stripeEvent("invoice.payment_succeeded", invoice));
+    await deliver(server, stripeEvent("invoice.payment_succeeded", invoice));
+    expect((await call(server, "GET", "/api/billing/credits", { cookie: u.cookie })).body.balance).toBe(20);
+
+    const failed = { ...invoice, id: "in_http_2", amount_paid: 0 };
+    await deliver(server, stripeEvent("invoice.payment_failed", failed, { created: Math.floor(server.clock.now() / 1000) + 60 }));
+    const after = await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie });
+    expect(after.body.subscription.status).toBe("past_due");
+    expect(mailsTo(server, u.email).some((m) => m.subject.includes("payment failed"))).toBe(true);
+  });
+
+  it("cancels an active subscription at Stripe when the account is deleted", async () => {
+    const u = await user();
+    const res = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "team", payment_method_id: "pm_card_visa" } });
+    expect(res.status).toBe(200);
+    const deleted = await call(server, "DELETE", "/api/auth/me", { cookie: u.cookie, body: { password: PASSWORD } });
+    expect(deleted.status).toBe(200);
+    expect((fake.objects.get(res.body.subscription_id as string) as Record<string, unknown>).status).toBe("canceled");
+    expect((await server.app.context.plans.planFor(u.id)).id).toBe("free");
+  });
+
+  it("limits create-subscription to 5 per minute", async () => {
+    const u = await user();
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "nope", payment_method_id: "pm_card_visa" } })).status);
+    }
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
+  });
+});
+
