@@ -43,7 +43,8 @@ describe("billing API against stripe-mock", () => {
     });
 
     it("answers 401 in the flat form without or with bad credentials", async () => {
-      for (const headers of [{}, bearer("ak-live-nope"), { authorization: "Basic abc" }, { cookie: "gw_session=garbage" }]) {
+      const attempts: Array<Record<string, string>> = [{}, bearer("ak-live-nope"), { authorization: "Basic abc" }, { cookie: "gw_session=garbage" }];
+      for (const headers of attempts) {
         const res = await call(server, "GET", "/api/billing/credits", { headers });
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ error: "Unauthorized" });

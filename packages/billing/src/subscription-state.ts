@@ -7,7 +7,7 @@ export type SubscriptionStatus =
 
 /** Lifecycle order: at the same event time, the later stage wins. Terminal states win over everything. */
 const STATUS_RANK: Record<SubscriptionStatus, number> = {
-  incomplete: 0, trialing: 1, active: 2, past_due: 3, unpaid: 4, paused: 4, incomplete_expired: 9, canceled: 10,
+  incomplete: 0, trialing: 1, active: 2, past_due: 3, unpaid: 4, paused: 5, incomplete_expired: 9, canceled: 10,
 };
 
 const TERMINAL = new Set<SubscriptionStatus>(["canceled", "incomplete_expired"]);
