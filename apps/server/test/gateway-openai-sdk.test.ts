@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fakeEmbedding, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
-import { balanceMicros, fundedUser, postJson, type FundedUser } from "./support/gateway-fixtures";
+import { balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
 
 // SPEC 8 prices in micro-dollars: 1 per input token, 2 per output token.
 const textCost = (prompt: number, completion: number) => prompt + 2 * completion;
@@ -92,7 +92,7 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     const res = await postJson(server, "/v1/completions", user.key, { model: "text-davinci-003", prompt: "say this", max_tokens: 10 });
     expect(res.status).toBe(200);
     expect(res.headers.get("deprecation")).toBe("true");
-    const body = await res.json();
+    const body = await readJson(res);
     expect(body).toMatchObject({ object: "text_completion", model: "text-davinci-003", choices: [{ text: "Echo: say this", index: 0, logprobs: null, finish_reason: "stop" }], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
     const sdk = await client.completions.create({ model: "text-davinci-003", prompt: "a b", max_tokens: 5 });
     expect(sdk.choices[0]?.text).toBe("Echo: a b");
@@ -103,7 +103,7 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(sdk.data.map((d) => d.index)).toEqual([0, 1]);
     expect(sdk.data[0]?.embedding).toEqual(fakeEmbedding("one"));
     const res = await postJson(server, "/v1/embeddings", user.key, { model: "text-embedding-ada-002", input: "three", encoding_format: "float" });
-    const body = await res.json();
+    const body = await readJson(res);
     expect(body).toMatchObject({ object: "list", model: "text-embedding-ada-002", data: [{ object: "embedding", index: 0, embedding: fakeEmbedding("three") }] });
     expect(body.usage.prompt_tokens).toBe(body.usage.total_tokens);
   });
@@ -113,7 +113,7 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     const ids = page.data.map((m) => m.id);
     expect(ids).toEqual(expect.arrayContaining(["textA-4", "textB-3-opus", "imageB-1-dev", "speechvendor-tts", "text-embedding-ada-002"]));
     const res = await fetch(`${server.url}/api/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
-    const body = await res.json();
+    const body = await readJson(res);
     expect(body.object).toBe("list");
     expect(body.data.find((m: { id: string }) => m.id === "textA-4")).toMatchObject({ object: "model", type: "text", context_window: 8192, pricing: { input_per_1k_tokens: 0.001, output_per_1k_tokens: 0.002 } });
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
-import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser } from "./support/gateway-fixtures";
+import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
 
 function audioForm(fields: Record<string, string>, audio?: Buffer): FormData {
   const form = new FormData();
@@ -32,7 +32,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
   const charged = async (fn: () => Promise<Response>) => {
     const before = await balanceMicros(server, user.userId);
     const res = await fn();
-    const body = await res.json();
+    const body = await readJson(res);
     return { res, body, cost: before - (await balanceMicros(server, user.userId)) };
   };
 
@@ -124,7 +124,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(typeof body.id).toBe("string");
     expect(cost).toBe(100_000);
     const wide = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a beach", aspect_ratio: "16:9", steps: 50 });
-    const wideBody = await wide.json();
+    const wideBody = await readJson(wide);
     expect(wideBody.images[0].width / wideBody.images[0].height).toBeCloseTo(16 / 9, 1);
     expect(wideBody.images[0].width * wideBody.images[0].height).toBeLessThanOrEqual(1024 * 1024);
   });
@@ -150,7 +150,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
     ];
     for (const [path, body, code, message] of cases) {
       const res = await postJson(server, path, user.key, body);
-      const json = await res.json();
+      const json = await readJson(res);
       expect({ path, body, status: res.status, code: json.error?.code }).toEqual({ path, body, status: 400, code });
       expect(json.error.message).toMatch(message);
       expect(json.error.type).toBe("invalid_request_error");
@@ -163,35 +163,35 @@ describe("task and image endpoints: every modality, exact charges", () => {
     const before = await balanceMicros(server, user.userId);
     const res = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Nobody" });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe("invalid_parameter");
+    expect((await readJson(res)).error.code).toBe("invalid_parameter");
     expect(await balanceMicros(server, user.userId)).toBe(before);
   });
 
   it("multipart without the audio file: 400 missing audio; over the upload limit: 413", async () => {
     const noFile = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }) });
     expect(noFile.status).toBe(400);
-    expect((await noFile.json()).error).toMatchObject({ code: "missing_required_parameter", message: expect.stringContaining("'audio'") });
+    expect((await readJson(noFile)).error).toMatchObject({ code: "missing_required_parameter", message: expect.stringContaining("'audio'") });
     const big = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, Buffer.alloc(300_000)) });
     expect(big.status).toBe(413);
-    expect((await big.json()).error.code).toBe("payload_too_large");
+    expect((await readJson(big)).error.code).toBe("payload_too_large");
   });
 
   it("malformed JSON 400, wrong content type 415, JSON over 1 MB 413", async () => {
     const bad = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: authHeaders(user.key), body: "{nope" });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.code).toBe("invalid_json");
+    expect((await readJson(bad)).error.code).toBe("invalid_json");
     const text = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${user.key}`, "content-type": "text/plain" }, body: "hi" });
     expect(text.status).toBe(415);
     const huge = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "x".repeat(1_100_000) }] });
     expect(huge.status).toBe(413);
-    expect((await huge.json()).error.code).toBe("payload_too_large");
+    expect((await readJson(huge)).error.code).toBe("payload_too_large");
   });
 
   it("authentication: missing, malformed, unknown and revoked keys are 401 invalid_api_key", async () => {
     const body = { model: "textA-4", messages: [{ role: "user", content: "x" }] };
     const none = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     expect(none.status).toBe(401);
-    expect((await none.json()).error).toMatchObject({ code: "invalid_api_key", type: "authentication_error" });
+    expect((await readJson(none)).error).toMatchObject({ code: "invalid_api_key", type: "authentication_error" });
     for (const header of ["Basic abc", "Bearer", "Bearer ak-live-unknownunknownunknownunknown12"]) {
       const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: header, "content-type": "application/json" }, body: JSON.stringify(body) });
       expect(res.status).toBe(401);
@@ -200,14 +200,14 @@ describe("task and image endpoints: every modality, exact charges", () => {
     await server.app.context.apiKeys.revoke(other.userId, other.keyId);
     const revoked = await postJson(server, "/api/v1/task", other.key, body);
     expect(revoked.status).toBe(401);
-    expect((await revoked.json()).error.code).toBe("invalid_api_key");
+    expect((await readJson(revoked)).error.code).toBe("invalid_api_key");
   });
 
   it("402 insufficient_credits with current_balance and required_amount in dollars", async () => {
     const poor = await fundedUser(server, 0.05);
     const res = await postJson(server, "/api/v1/imageB.1", poor.key, { prompt: "a tree" });
     expect(res.status).toBe(402);
-    expect(await res.json()).toEqual({ error: { message: expect.any(String), type: "insufficient_credits_error", code: "insufficient_credits", current_balance: 0.05, required_amount: 0.1 } });
+    expect(await readJson(res)).toEqual({ error: { message: expect.any(String), type: "insufficient_credits_error", code: "insufficient_credits", current_balance: 0.05, required_amount: 0.1 } });
     expect(res.headers.get("x-ratelimit-limit")).toBe("10000");
     expect(fakes.imageB.requests).toHaveLength(0);
   });

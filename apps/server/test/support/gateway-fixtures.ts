@@ -30,3 +30,12 @@ export function authHeaders(key: string, json = true): Record<string, string> {
 export async function postJson(server: TestServer, path: string, key: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.url}${path}`, { method: "POST", headers: { ...authHeaders(key), ...headers }, body: JSON.stringify(body) });
 }
+
+/**
+ * A response body for assertions. Typed loosely on purpose: tests check its shape with expect(), and the
+ * spec's shapes are what is being verified, so no static type is claimed for them.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function readJson(res: Response): Promise<any> {
+  return res.json();
+}

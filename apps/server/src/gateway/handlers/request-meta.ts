@@ -10,6 +10,7 @@ export interface RequestMeta {
   keyId?: string;
   requestId: string;
   endpoint: string;
+  /** performance.now() at the start: processing time is measured on the monotonic clock, not the domain clock */
   startedAt: number;
   /** aborted when the client goes away before the answer is complete */
   signal: AbortSignal;
@@ -26,7 +27,7 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
     keyId: principal.keyId,
     requestId: String(res.locals.requestId),
     endpoint: req.path,
-    startedAt: deps.ctx.clock.now(),
+    startedAt: performance.now(),
     signal: controller.signal,
   };
 }
@@ -60,7 +61,7 @@ export function recordUsage(deps: GatewayDeps, meta: RequestMeta, fields: UsageF
     characters: fields.characters ?? 0,
     audioSeconds: fields.audioSeconds ?? 0,
     images: fields.images ?? 0,
-    processingMs: Math.max(0, now - meta.startedAt),
+    processingMs: Math.max(0, Math.round(performance.now() - meta.startedAt)),
     outputBytes: fields.outputBytes,
     costMicros: fields.costMicros,
     status: fields.status ?? "success",

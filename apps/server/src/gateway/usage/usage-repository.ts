@@ -116,23 +116,27 @@ export class UsageRepository {
     return { records: docs.map(toRecord), total };
   }
 
-  /** Totals per (day, model) over the range. */
+  /**
+   * Totals per (day, model) over the range. Summed here rather than with $group: FerretDB 1.24 answers
+   * `$sum: "$field"` with 0 (measured), so the grouping is done on a projection of the matching records.
+   */
   async totals(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">): Promise<UsageTotalsRow[]> {
-    const rows = await this.model.aggregate<{ _id: { day: string; model: string } } & Omit<UsageTotalsRow, "day" | "model">>([
-      { $match: this.filter(q) },
-      {
-        $group: {
-          _id: { day: "$day", model: "$model" },
-          requests: { $sum: 1 },
-          costMicros: { $sum: "$costMicros" },
-          promptTokens: { $sum: "$promptTokens" },
-          completionTokens: { $sum: "$completionTokens" },
-          characters: { $sum: "$characters" },
-          audioSeconds: { $sum: "$audioSeconds" },
-          images: { $sum: "$images" },
-        },
-      },
-    ]);
-    return rows.map(({ _id, ...sums }) => ({ day: _id.day, model: _id.model, ...sums }));
+    const docs = await this.model.find(this.filter(q), {
+      _id: 0, day: 1, model: 1, costMicros: 1, promptTokens: 1, completionTokens: 1, characters: 1, audioSeconds: 1, images: 1,
+    }).lean<Array<Omit<UsageTotalsRow, "requests">>>();
+    const rows = new Map<string, UsageTotalsRow>();
+    for (const d of docs) {
+      const key = `${d.day}\u0000${d.model}`;
+      const row = rows.get(key) ?? { day: d.day, model: d.model, requests: 0, costMicros: 0, promptTokens: 0, completionTokens: 0, characters: 0, audioSeconds: 0, images: 0 };
+      row.requests += 1;
+      row.costMicros += d.costMicros ?? 0;
+      row.promptTokens += d.promptTokens ?? 0;
+      row.completionTokens += d.completionTokens ?? 0;
+      row.characters += d.characters ?? 0;
+      row.audioSeconds += d.audioSeconds ?? 0;
+      row.images += d.images ?? 0;
+      rows.set(key, row);
+    }
+    return [...rows.values()];
   }
 }

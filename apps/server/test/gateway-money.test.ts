@@ -1,0 +1,215 @@
+import { DEFAULT_PLANS } from "@gw/config";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startTestServer, type TestServer } from "./harness";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
+
+const chat = (content: string, extra: Record<string, unknown> = {}) => ({ model: "textA-4", messages: [{ role: "user", content }], max_tokens: 100, ...extra });
+
+describe("money: failures cost nothing, cut streams charge what was produced, holds never overdraw", () => {
+  let fakes: FakeUpstreams;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    fakes = await startFakeUpstreams();
+    const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 100_000, concurrentRequests: 1_000 } : p));
+    server = await startTestServer({ env: { ...fakes.env, UPSTREAM_MAX_RETRIES: "1", UPSTREAM_TIMEOUT_MS: "1500" }, config: { plans } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fakes.close();
+  });
+  beforeEach(() => fakes.clearAll());
+
+  it("upstream 500 after retries: 502 upstream_error, balance unchanged", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failStatus(5, 500);
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat("hello"));
+    expect(res.status).toBe(502);
+    expect((await readJson(res)).error).toMatchObject({ code: "upstream_error", type: "api_error" });
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+  });
+
+  it("garbage and wrong-shape answers: 502, nothing charged", async () => {
+    const user = await fundedUser(server, 1);
+    for (const kind of ["garbage", "wrong-shape"] as const) {
+      fakes.textA.failNext(1, { kind });
+      const res = await postJson(server, "/v1/chat/completions", user.key, chat("hello"));
+      expect(res.status).toBe(502);
+    }
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+  });
+
+  it("a hanging upstream: 504 upstream_timeout, nothing charged", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(5, { kind: "hang" });
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat("hello"));
+    expect(res.status).toBe(504);
+    expect((await readJson(res)).error.code).toBe("upstream_timeout");
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+  });
+
+  it("a stream the upstream truncates after output began is charged for the produced text only", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(1, { kind: "truncate" });
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat("one two three four five six seven eight", { stream: true }));
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"error"');
+    expect(text).not.toContain("[DONE]");
+    const produced = text.split("\n\n").filter((e) => e.startsWith("data: {") && e.includes('"delta"'))
+      .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta.content ?? "").join("");
+    expect(produced.length).toBeGreaterThan(0);
+    const { countTokens } = await import("@gw/providers");
+    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
+    // prompt (counted with the tokenizer plus chat framing) + 2 per produced token
+    expect(spent).toBe(countTokens("one two three four five six seven eight") + 4 + 3 + 2 * countTokens(produced));
+  });
+
+  it("a client that disconnects mid-stream is charged only for what was produced", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.chunkDelayMs = 150;
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");
+    const controller = new AbortController();
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST", signal: controller.signal,
+      headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json" },
+      body: JSON.stringify(chat(words, { stream: true })),
+    });
+    const reader = res.body?.getReader();
+    let received = "";
+    while (reader && !received.includes("w1")) {
+      const { value } = await reader.read();
+      received += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    await new Promise((r) => setTimeout(r, 800));
+    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
+    const full = 40 + 2 * 41; // what the whole answer would have cost at the fake's usage
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThan(full);
+    expect((await server.app.context.ledger.verify(user.userId)).ok).toBe(true);
+  });
+
+  it("image prompts that break the policy: 400 content_policy_violation naming the category, never sent upstream", async () => {
+    const user = await fundedUser(server, 1);
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ["/api/v1/imageB.1", { prompt: "a N.U.D.E portrait" }, "sexual"],
+      ["/api/v1/imageA/generate", { prompt: "decapitated soldier, gore everywhere" }, "violence"],
+      ["/api/v1/imageB.1", { prompt: "a poster with a swastika" }, "hate"],
+      ["/api/v1/imageA/generate", { prompt: "Mickey Mouse on a skateboard" }, "intellectual_property"],
+      ["/api/v1/task", { model: "imageB-1-dev", prompt: "a card showing SSN 123-45-6789" }, "personal_information"],
+      ["/api/v1/imageB.1", { prompt: "a calm lake", negative_prompt: "porn" }, "sexual"],
+    ];
+    for (const [path, body, category] of cases) {
+      const res = await postJson(server, path, user.key, body);
+      expect(res.status).toBe(400);
+      const json = await readJson(res);
+      expect(json.error.code).toBe("content_policy_violation");
+      expect(json.error.message).toContain(category);
+    }
+    expect(fakes.imageA.requests).toHaveLength(0);
+    expect(fakes.imageB.requests).toHaveLength(0);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    // word boundaries: innocent words that contain a term pass
+    const ok = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a sextant on a desk in Essex" });
+    expect(ok.status).toBe(200);
+  });
+
+  it("THE CONCURRENCY PROOF: a balance for exactly K requests, 4K concurrent -> at most K succeed, never negative, ledger consistent", async () => {
+    const K = 5;
+    const user = await fundedUser(server, 0);
+    // one imageA request holds and costs exactly $0.10
+    await server.app.context.ledger.credit(user.userId, K * 100_000, { kind: "adjustment", idempotencyKey: `proof-${user.userId}` });
+    const results = await Promise.all(Array.from({ length: 4 * K }, () => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a small boat" })));
+    const statuses = results.map((r) => r.status);
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(ok).toBeLessThanOrEqual(K);
+    expect(ok).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    const balance = await balanceMicros(server, user.userId);
+    expect(balance).toBeGreaterThanOrEqual(0);
+    expect(balance).toBe((K - ok) * 100_000);
+    const verified = await server.app.context.ledger.verify(user.userId);
+    expect(verified).toMatchObject({ ok: true });
+  });
+});
+
+describe("limits, idempotency and the usage API", () => {
+  let fakes: FakeUpstreams;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    fakes = await startFakeUpstreams();
+    const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 5, concurrentRequests: 2 } : p));
+    server = await startTestServer({ env: fakes.env, config: { plans } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fakes.close();
+  });
+
+  it("requests per minute: X-RateLimit-* on every answer, then 429 with Retry-After", async () => {
+    const user = await fundedUser(server, 1);
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit")).toBe("5");
+      remaining.push(res.headers.get("x-ratelimit-remaining") ?? "");
+    }
+    expect(remaining).toEqual(["4", "3", "2", "1", "0"]);
+    const refused = await postJson(server, "/v1/chat/completions", user.key, chat("x"));
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(Number(refused.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 - 1);
+    const body = await readJson(refused);
+    expect(body.error).toMatchObject({ code: "rate_limit_exceeded", type: "rate_limit_error" });
+    expect(body.error.message).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+  });
+
+  it("concurrent requests over the plan: 429 rate_limit_exceeded", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(2, { kind: "delay", ms: 500 });
+    const results = await Promise.all(Array.from({ length: 3 }, () => postJson(server, "/v1/chat/completions", user.key, chat("x"))));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+
+  it("Idempotency-Key replays the first answer without a second charge; a concurrent duplicate gets 409", async () => {
+    const user = await fundedUser(server, 1);
+    const headers = { "idempotency-key": "order-1" };
+    const first = await postJson(server, "/v1/chat/completions", user.key, chat("pay once"), headers);
+    const after = await balanceMicros(server, user.userId);
+    const second = await postJson(server, "/v1/chat/completions", user.key, chat("pay once"), headers);
+    expect(second.status).toBe(200);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(await readJson(second)).toEqual(await readJson(first));
+    expect(await balanceMicros(server, user.userId)).toBe(after);
+    fakes.textA.failNext(1, { kind: "delay", ms: 500 });
+    const [a, b] = await Promise.all([
+      postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" }),
+      new Promise((r) => setTimeout(r, 150)).then(() => postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" })),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 409]);
+    expect((await readJson(b)).error.code).toBe("conflict");
+  });
+
+  it("GET /api/usage: records newest first, paginated, totals per day and model", async () => {
+    const user = await fundedUser(server, 1);
+    await postJson(server, "/v1/chat/completions", user.key, chat("one two"));
+    server.clock.advance(1_000);
+    await postJson(server, "/api/v1/task", user.key, { model: "textB-3-haiku", messages: [{ role: "user", content: "three" }], max_tokens: 10 });
+    const res = await fetch(`${server.url}/api/usage?per_page=1`, { headers: { authorization: `Bearer ${user.key}` } });
+    expect(res.status).toBe(200);
+    const body = await readJson(res);
+    expect(body.data).toHaveLength(1);
+    expect(body.data[0]).toMatchObject({ model: "textB-3-haiku", type: "text", prompt_tokens: 1, completion_tokens: 2, cost: 0.000005, status: "success", key_id: user.keyId });
+    expect(body.pagination).toEqual({ page: 1, per_page: 1, total: 2, total_pages: 2 });
+    expect(body.totals).toMatchObject({ requests: 2, cost: 0.000013 });
+    expect(body.totals.by_model.map((m: { model: string }) => m.model)).toEqual(["textA-4", "textB-3-haiku"]);
+    expect(body.totals.by_day).toHaveLength(1);
+    const bad = await fetch(`${server.url}/api/usage?per_page=1000`, { headers: { authorization: `Bearer ${user.key}` } });
+    expect(bad.status).toBe(400);
+  });
+});
