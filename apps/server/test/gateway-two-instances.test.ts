@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { DEFAULT_PLANS } from "@gw/config";
+import { freePort } from "@gw/db";
+import { randomBase62 } from "@gw/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startTestServer, type TestServer } from "./harness";
+import { balanceMicros, fundedUser, postJson } from "./support/gateway-fixtures";
+
+async function startRedis(): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn("/usr/bin/redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const up = await new Promise<boolean>((resolve) => {
+      import("node:net").then(({ connect }) => {
+        const s = connect(port, "127.0.0.1");
+        s.once("connect", () => { s.destroy(); resolve(true); });
+        s.once("error", () => resolve(false));
+      }, () => resolve(false));
+    });
+    if (up) break;
+    if (Date.now() > deadline) throw new Error("redis-server did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url: `redis://127.0.0.1:${port}`, process: child };
+}
+
+describe("two gateway instances sharing one database and one Redis", () => {
+  let fakes: FakeUpstreams;
+  let redis: { url: string; process: ChildProcess };
+  let a: TestServer;
+  let b: TestServer;
+
+  beforeAll(async () => {
+    [fakes, redis] = await Promise.all([startFakeUpstreams(), startRedis()]);
+    const databaseName = `t_${randomBase62(12)}`;
+    const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 30, concurrentRequests: 100 } : p));
+    const env = { ...fakes.env, REDIS_URL: redis.url };
+    a = await startTestServer({ env, databaseName, config: { plans } });
+    b = await startTestServer({ env, databaseName, config: { plans } });
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+    await fakes.close();
+    redis.process.kill("SIGTERM");
+  });
+
+  it("one balance: 4K concurrent requests spread over both instances, at most K succeed, ledger consistent", async () => {
+    const K = 4;
+    const user = await fundedUser(a, 0);
+    await a.app.context.ledger.credit(user.userId, K * 100_000, { kind: "adjustment", idempotencyKey: `two-${user.userId}` });
+    const results = await Promise.all(Array.from({ length: 4 * K }, (_, i) => postJson(i % 2 ? a : b, "/api/v1/imageA/generate", user.key, { prompt: "a kite" })));
+    const statuses = results.map((r) => r.status);
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(ok).toBeGreaterThan(0);
+    expect(ok).toBeLessThanOrEqual(K);
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    const balance = await balanceMicros(b, user.userId);
+    expect(balance).toBe((K - ok) * 100_000);
+    expect((await b.app.context.ledger.verify(user.userId)).ok).toBe(true);
+  });
+
+  it("one requests-per-minute limit across both instances", async () => {
+    const user = await fundedUser(a, 1);
+    const statuses: number[] = [];
+    for (let i = 0; i < 34; i++) {
+      const res = await fetch(`${(i % 2 ? a : b).url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
+      statuses.push(res.status);
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(30);
+    expect(statuses.slice(30)).toEqual([429, 429, 429, 429]);
+  });
+
+  it("a key revoked on one instance is refused by the other within 1 s", async () => {
+    const user = await fundedUser(a, 1);
+    // warm both instances' key caches
+    for (const s of [a, b]) expect((await fetch(`${s.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } })).status).toBe(200);
+    await a.app.context.apiKeys.revoke(user.userId, user.keyId);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const res = await fetch(`${b.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
+    expect(res.status).toBe(401);
+  });
+});
