@@ -174,6 +174,16 @@ describe("billing API against stripe-mock", () => {
     expect(credits.status).toBe(200);
   });
 
+  it("reports payment_provider healthy in the external status and documents the billing routes", async () => {
+    const status = await call(server, "GET", "/api/status/external");
+    expect(status.status).toBe(200);
+    expect(status.body.services.payment_provider.status).toBe("healthy");
+    const doc = await call(server, "GET", "/api/openapi.json");
+    for (const route of ["/api/billing/config", "/api/billing/create-checkout-session", "/api/billing/create-payment-intent", "/api/billing/create-subscription", "/api/billing/subscription", "/api/billing/history"]) {
+      expect(Object.keys(doc.body.paths as object).some((p) => p.endsWith(route.replace(/^\/api/, "")))).toBe(true);
+    }
+  });
+
   it("answers 401 on the create endpoints without authentication", async () => {
     const res = await call(server, "POST", "/api/billing/create-payment-intent", { body: { amount: 10 } });
     expect(res.status).toBe(401);
