@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./harness";
+import { call, login, mailsTo, PASSWORD, RELAXED_LIMITS, signup, uniqueEmail, verifiedUser } from "./auth-helpers";
+
+describe("account deletion (DELETE /api/auth/me)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: RELAXED_LIMITS });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("revokes keys and sessions, runs the account hooks, anonymizes the user, and the e-mail can sign up again", async () => {
+    const { email, cookie, id } = await verifiedUser(server);
+    const otherSession = await login(server, email);
+    const created = await call(server, "POST", "/api/keys", { cookie, body: { name: "doomed" } });
+    expect(created.status).toBe(201);
+    const key = created.body.key as string;
+    const deletedIds: string[] = [];
+    server.app.context.accountHooks.onAccountDeleted((userId) => {
+      deletedIds.push(userId);
+    });
+
+    const res = await call(server, "DELETE", "/api/auth/me", { cookie, body: { password: PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, message: expect.any(String) });
+    expect(res.headers.getSetCookie().find((c) => c.startsWith("gw_session="))).toMatch(/Max-Age=0/);
+    expect(deletedIds).toEqual([id]);
+
+    for (const session of [cookie, otherSession]) {
+      const me = await call(server, "GET", "/api/auth/me", { cookie: session });
+      expect(me.status).toBe(401);
+    }
+    const withKey = await call(server, "GET", "/api/billing/credits", { headers: { authorization: `Bearer ${key}` } });
+    expect(withKey.status).toBe(401);
+    const relogin = await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } });
+    expect(relogin.status).toBe(401);
+
+    const again = await signup(server, email);
+    expect(again.body.user.id).not.toBe(id);
+    expect(again.body.user.email).toBe(email);
+  });
+
+  it("needs the password of a password account: missing → 400, wrong → 401, nothing deleted", async () => {
+    const email = uniqueEmail("del");
+    await signup(server, email);
+    const cookie = await login(server, email);
+    const missing = await call(server, "DELETE", "/api/auth/me", { cookie });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe("missing_required_parameter");
+    const wrong = await call(server, "DELETE", "/api/auth/me", { cookie, body: { password: "Wrong-Pass-123" } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error.code).toBe("invalid_credentials");
+    const typed = await call(server, "DELETE", "/api/auth/me", { cookie, body: { password: { $ne: null } } });
+    expect(typed.status).toBe(400);
+    expect(typed.body.error.code).toBe("invalid_parameter");
+    const bad = await call(server, "DELETE", "/api/auth/me", { cookie, raw: "{nope" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("invalid_json");
+    expect((await call(server, "GET", "/api/auth/me", { cookie })).status).toBe(200);
+    expect(mailsTo(server, email)).toHaveLength(1);
+  });
+
+  it("answers 401 unauthorized without a session", async () => {
+    const res = await call(server, "DELETE", "/api/auth/me", { body: { password: PASSWORD } });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("unauthorized");
+  });
+});

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support/fake-oauth";
+import { startTestServer, type TestServer } from "./harness";
+import { call, cookieFrom, RELAXED_LIMITS, sessionCookie, signup, uniqueEmail } from "./auth-helpers";
+
+describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
+  let fake: FakeOAuthServer;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeOAuth();
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fake.env } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fake.close();
+  });
+
+  /** Starts the flow: our 302 to the provider, and the state cookie it set. */
+  async function begin(provider: string): Promise<{ location: URL; stateCookie: string }> {
+    const res = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    const stateCookie = cookieFrom(res.headers, "gw_oauth");
+    if (!stateCookie) throw new Error("no state cookie");
+    return { location: new URL(res.headers.get("location") ?? ""), stateCookie };
+  }
+
+  /** The provider's consent step: its 302 back to our callback, re-aimed at the test server. */
+  async function consent(authorizeUrl: URL): Promise<string> {
+    const res = await fetch(authorizeUrl, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    const back = new URL(res.headers.get("location") ?? "");
+    expect(`${back.origin}${back.pathname}`).toBe(`${server.config.publicUrl}/api/auth/callback`);
+    return `${server.url}${back.pathname}${back.search}`;
+  }
+
+  async function callback(url: string, stateCookie?: string): Promise<Response> {
+    return fetch(url, { redirect: "manual", headers: stateCookie ? { cookie: stateCookie } : {} });
+  }
+
+  async function roundTrip(provider: "google" | "github"): Promise<{ res: Response; cookie?: string }> {
+    const { location, stateCookie } = await begin(provider);
+    const res = await callback(await consent(location), stateCookie);
+    return { res, cookie: sessionCookie(res.headers) };
+  }
+
+  it("redirects to Google with state, S256 PKCE, scopes and the callback URI", async () => {
+    const { location, stateCookie } = await begin("google");
+    expect(`${location.origin}${location.pathname}`).toBe(`${fake.url}/google/authorize`);
+    const q = location.searchParams;
+    expect(q.get("client_id")).toBe("google-client-id");
+    expect(q.get("response_type")).toBe("code");
+    expect(q.get("redirect_uri")).toBe(`${server.config.publicUrl}/api/auth/callback`);
+    expect(q.get("state")).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(q.get("code_challenge_method")).toBe("S256");
+    expect(q.get("code_challenge")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(q.get("scope")).toContain("email");
+    expect(stateCookie).toMatch(/^gw_oauth=/);
+  });
+
+  it("completes a Google round trip: 302 /dashboard, a session, a verified account", async () => {
+    fake.google.profile = { sub: "g-round-trip", email: "Ada.Google@Example.com", email_verified: true, name: "Ada G" };
+    const { res, cookie } = await roundTrip("google");
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/dashboard");
+    const tokenRequest = fake.tokenRequests.at(-1);
+    expect(tokenRequest?.form.get("code_verifier")).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+    const me = await call(server, "GET", "/api/auth/me", { cookie });
+    expect(me.status).toBe(200);
+    expect(me.body.user).toMatchObject({ email: "ada.google@example.com", name: "Ada G", email_verified: true });
+    // the same Google account signs in to the same user next time
+    const again = await roundTrip("google");
+    const me2 = await call(server, "GET", "/api/auth/me", { cookie: again.cookie });
+    expect(me2.body.user.id).toBe(me.body.user.id);
+  });
+
+  it("completes a GitHub round trip, reading the primary verified e-mail from /user/emails", async () => {
+    fake.github.profile = {
+      user: { id: 9001, login: "octo", name: null, email: null },
+      emails: [
+        { email: "unverified@example.com", primary: false, verified: false },
+        { email: "octo-primary@example.com", primary: true, verified: true },
+      ],
+    };
+    const { res, cookie } = await roundTrip("github");
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/dashboard");
+    const me = await call(server, "GET", "/api/auth/me", { cookie });
+    expect(me.body.user).toMatchObject({ email: "octo-primary@example.com", name: "octo", email_verified: true });
+  });
+
+  it("links a provider-verified e-mail to the existing password account", async () => {
+    const email = uniqueEmail("link");
+    const created = await signup(server, email);
+    fake.google.profile = { sub: "g-link", email, email_verified: true, name: "Linked" };
+    const { cookie } = await roundTrip("google");
+    const me = await call(server, "GET", "/api/auth/me", { cookie });
+    expect(me.body.user.id).toBe(created.body.user.id);
+    expect(me.body.user.email_verified).toBe(true);
+  });
+
+  it("does not link an existing account through an unverified provider e-mail", async () => {
+    const email = uniqueEmail("nolink");
+    await signup(server, email);
+    fake.google.profile = { sub: "g-unverified", email, email_verified: false, name: "Mallory" };
+    const { res, cookie } = await roundTrip("google");
+    expect(res.headers.get("location")).toBe("/login?error=account_exists");
+    expect(cookie).toBeUndefined();
+  });
+
+  it("fails a mismatched state with /login?error=invalid_state", async () => {
+    const { location, stateCookie } = await begin("google");
+    const url = new URL(await consent(location));
+    url.searchParams.set("state", "forged-state");
+    const res = await callback(url.toString(), stateCookie);
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/login?error=invalid_state");
+    expect(sessionCookie(res.headers)).toBeUndefined();
+  });
+
+  it("fails without the state cookie, and when a state is replayed", async () => {
+    fake.google.profile = { sub: "g-replay", email: uniqueEmail("replay"), email_verified: true, name: "R" };
+    const { location, stateCookie } = await begin("google");
+    const url = await consent(location);
+    const noCookie = await callback(url);
+    expect(noCookie.headers.get("location")).toBe("/login?error=invalid_state");
+    const first = await callback(url, stateCookie);
+    expect(first.headers.get("location")).toBe("/dashboard");
+    const replay = await callback(url, stateCookie);
+    expect(replay.headers.get("location")).toBe("/login?error=invalid_state");
+  });
+
+  it("fails an expired state", async () => {
+    const { location, stateCookie } = await begin("github");
+    const url = await consent(location);
+    server.clock.advance(11 * 60 * 1000);
+    const res = await callback(url, stateCookie);
+    expect(res.headers.get("location")).toBe("/login?error=invalid_state");
+  });
+
+  it("reports a refused code exchange as /login?error=oauth_failed", async () => {
+    const { stateCookie, location } = await begin("google");
+    const state = location.searchParams.get("state") ?? "";
+    const res = await callback(`${server.url}/api/auth/callback?code=bogus&state=${state}`, stateCookie);
+    expect(res.headers.get("location")).toBe("/login?error=oauth_failed");
+  });
+
+  it("passes on a denied consent as /login?error=access_denied", async () => {
+    const { stateCookie, location } = await begin("github");
+    const state = location.searchParams.get("state") ?? "";
+    const res = await callback(`${server.url}/api/auth/callback?error=access_denied&state=${state}`, stateCookie);
+    expect(res.headers.get("location")).toBe("/login?error=access_denied");
+  });
+
+  it("redirects an unknown provider to /login?error=unsupported_provider", async () => {
+    const res = await fetch(`${server.url}/api/auth/oauth/microsoft`, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/login?error=unsupported_provider");
+  });
+});
+
+describe("OAuth without client ids", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("redirects to /login?error=provider_not_configured", async () => {
+    for (const provider of ["google", "github"]) {
+      const res = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
+      expect(res.status).toBe(302);
+      expect(res.headers.get("location")).toBe("/login?error=provider_not_configured");
+    }
+  });
+});
