@@ -208,6 +208,16 @@ describe("POST /api/billing/webhook", () => {
       expect(await ctx().ledger.balance(userId)).toBe(220 * MICROS);
     });
 
+    it("understands invoices in the older API shape (top-level subscription, line price)", async () => {
+      const userId = newUser();
+      const sub = await subscribed(userId);
+      const priceId = ((sub.items as { data: Array<{ price: { id: string } }> }).data[0]?.price.id) ?? "";
+      const legacy = { id: "in_legacy_1", object: "invoice", customer: sub.customer, subscription: sub.id, amount_paid: 2000, currency: "usd",
+        lines: { object: "list", data: [{ id: "il_1", object: "line_item", price: { id: priceId, object: "price" } }] } };
+      expect((await deliver(server, stripeEvent("invoice.payment_succeeded", legacy))).status).toBe(200);
+      expect(await ctx().ledger.balance(userId)).toBe(20 * MICROS);
+    });
+
     it("marks the subscription past_due on a failed invoice", async () => {
       const userId = newUser();
       const sub = await subscribed(userId);

@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
 import { findPlan } from "../catalog";
+import { planIdForPrice } from "../plan-prices";
 import { grantPurchase } from "../purchases";
 import type { BillingRuntime } from "../runtime";
 import type { Purchase } from "../store/purchases";
@@ -64,12 +65,28 @@ export async function onSubscriptionEvent(rt: BillingRuntime, event: Stripe.Even
   return `subscription ${sub.id} ${status}`;
 }
 
-/** The subscription an invoice bills (moved under `parent` in newer API versions). */
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined;
+
+/** The subscription an invoice bills: under `parent` in current API versions, at the top level in older ones. */
 function subscriptionOfInvoice(invoice: Stripe.Invoice): { id?: string; metadata?: Stripe.Metadata | null } {
   const details = invoice.parent?.subscription_details;
   if (details) return { id: stripeId(details.subscription), metadata: details.metadata };
-  const legacy: unknown = (invoice as unknown as Record<string, unknown>).subscription;
-  return { id: typeof legacy === "string" ? legacy : undefined };
+  const legacy = record(invoice);
+  const legacySub = legacy?.subscription;
+  const legacyDetails = record(legacy?.subscription_details);
+  return {
+    id: typeof legacySub === "string" ? legacySub : stripeId(record(legacySub) as { id: string } | undefined),
+    metadata: (legacyDetails?.metadata as Stripe.Metadata | undefined) ?? null,
+  };
+}
+
+/** The price billed by an invoice's first line (`pricing.price_details` now, `price` in older API versions). */
+function priceOfInvoice(invoice: Stripe.Invoice): string | undefined {
+  const line = record(invoice.lines?.data?.[0]);
+  const details = record(record(line?.pricing)?.price_details);
+  const price = details?.price ?? line?.price;
+  return typeof price === "string" ? price : stripeId(record(price) as { id: string } | undefined);
 }
 
 interface InvoiceContext {
@@ -86,7 +103,10 @@ async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Prom
   const userId = latest?.userId ?? (await userIdOf(rt, sub.metadata, invoice.customer));
   if (!userId) return null;
   const metadataPlan = sub.metadata?.plan_id;
-  const planId = metadataPlan && findPlan(rt.config, metadataPlan) ? metadataPlan : latest?.planId;
+  const priceId = priceOfInvoice(invoice);
+  const planId = (metadataPlan && findPlan(rt.config, metadataPlan) ? metadataPlan : undefined)
+    ?? latest?.planId
+    ?? (priceId ? (await planIdForPrice(rt, priceId)) ?? undefined : undefined);
   return { userId, subscriptionId: sub.id, latest, planId };
 }
 
