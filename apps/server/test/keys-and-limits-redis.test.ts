@@ -6,6 +6,10 @@ import { randomBase62 } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
+type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
+const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch(input, init);
+
 // Several gateway instances behind one load balancer (CONTRACT 3 and 7): a shared Redis carries rate-limit counters
 // and key revocations. Needs `redis-server` on PATH (.ci/run installs Debian's).
 
@@ -63,15 +67,15 @@ describe("two instances sharing Redis", () => {
 
   it("enforce one rate limit together", async () => {
     const statuses: number[] = [];
-    for (const server of [a, b, a, b]) statuses.push((await fetch(`${server.url}/api/status`)).status);
+    for (const server of [a, b, a, b]) statuses.push((await http(`${server.url}/api/status`)).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 
   it("a key revoked on one instance is refused by the other at once (pub/sub, not just cache expiry)", async () => {
     const headers = { cookie: `${SESSION_COOKIE}=usr_multi`, "content-type": "application/json" };
-    const created = await (await fetch(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "shared" }) })).json();
+    const created = await (await http(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "shared" }) })).json();
     expect(await b.app.context.apiKeys.verify(created.key)).not.toBeNull();
-    const revoked = await fetch(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } });
+    const revoked = await http(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } });
     expect(revoked.status).toBe(200);
     const started = performance.now();
     while ((await b.app.context.apiKeys.verify(created.key)) !== null) {
@@ -93,7 +97,7 @@ describe("Redis unreachable", () => {
 
   it("keeps serving and enforces limits per instance in memory (documented fallback)", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i += 1) statuses.push((await fetch(`${server.url}/api/status`)).status);
+    for (let i = 0; i < 3; i += 1) statuses.push((await http(`${server.url}/api/status`)).status);
     expect(statuses).toEqual([200, 200, 429]);
   });
 });
@@ -114,9 +118,9 @@ describe("two instances without Redis", () => {
 
   it("a revoked key is refused by the other instance within 1 second (cache TTL)", async () => {
     const headers = { cookie: `${SESSION_COOKIE}=usr_pair`, "content-type": "application/json" };
-    const created = await (await fetch(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "pair" }) })).json();
+    const created = await (await http(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "pair" }) })).json();
     expect(await b.app.context.apiKeys.verify(created.key)).not.toBeNull();
-    expect((await fetch(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } })).status).toBe(200);
+    expect((await http(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } })).status).toBe(200);
     const started = performance.now();
     while ((await b.app.context.apiKeys.verify(created.key)) !== null) {
       expect(performance.now() - started).toBeLessThan(1000);

@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, login, RELAXED_LIMITS, signup, verifiedUser } from "./auth-helpers";
 import { startTestServer, type TestServer } from "./harness";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
+type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
+const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch(input, init);
+
 // The issue's "done when" flow with real accounts and sessions: sign up → verify → log in → create key → use it →
 // list → revoke → the key is refused.
 describe("API keys with real sessions", () => {
@@ -19,7 +23,7 @@ describe("API keys with real sessions", () => {
     expect(created.status).toBe(201);
     const key = created.body.key as string;
 
-    const used = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    const used = await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     expect(used.status).toBe(200);
 
     let listed = await call(server, "GET", "/api/keys", { cookie: user.cookie });
@@ -39,7 +43,7 @@ describe("API keys with real sessions", () => {
     expect(revoked.status).toBe(200);
     expect(revoked.body).toEqual({ success: true, message: expect.any(String), id: created.body.id });
 
-    const refused = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    const refused = await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     expect(refused.status).toBe(401);
     expect((await refused.json()).error.code).toBe("invalid_api_key");
     expect((await call(server, "GET", "/api/keys", { cookie: user.cookie })).body).toEqual({ keys: [], total: 0 });
@@ -62,7 +66,7 @@ describe("API keys with real sessions", () => {
     const res = await call(server, "DELETE", `/api/keys/${created.body.id}`, { cookie: intruder.cookie });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe("key_not_found");
-    const still = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key}` } });
+    const still = await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key}` } });
     expect(still.status).toBe(200);
   });
 
@@ -79,7 +83,7 @@ describe("API keys with real sessions", () => {
     const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "doomed" } });
     const deleted = await call(server, "DELETE", "/api/auth/me", { cookie: user.cookie, body: { password: "Quartz-Lamp-92" } });
     expect(deleted.status).toBe(200);
-    const refused = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key}` } });
+    const refused = await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key}` } });
     expect(refused.status).toBe(401);
   });
 });

@@ -3,6 +3,10 @@ import type { Principal } from "@gw/api/app-context";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
+type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
+const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch(input, init);
+
 // Sessions are the accounts feature's; these tests pin a stand-in reader (cookie value `<userId>:<verified>`) so the
 // key routes are exercised on their own over real HTTP and a real database.
 function useStandInSessions(server: TestServer): void {
@@ -22,7 +26,7 @@ const json = { "content-type": "application/json" };
 describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
   let server: TestServer;
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
-    fetch(`${server.url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : json) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    http(`${server.url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : json) }, body: body === undefined ? undefined : JSON.stringify(body) });
   const createKey = async (userId: string, body: unknown = { name: "ci" }) => {
     const res = await call("POST", "/api/keys", sessionOf(userId), body);
     expect(res.status).toBe(201);
@@ -168,7 +172,7 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
 
   describe("bad input", () => {
     const post = (body: string | undefined, headers: Record<string, string> = json) =>
-      fetch(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf("usr_bad"), ...headers }, body });
+      http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf("usr_bad"), ...headers }, body });
 
     it.each([
       ["missing name", {}, "missing_required_parameter", "name"],
@@ -203,7 +207,7 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
     });
 
     it("an empty POST body is a missing name", async () => {
-      const res = await fetch(`${server.url}/api/keys`, { method: "POST", headers: sessionOf("usr_bad") });
+      const res = await http(`${server.url}/api/keys`, { method: "POST", headers: sessionOf("usr_bad") });
       expect(res.status).toBe(400);
       expect((await res.json()).error.code).toBe("missing_required_parameter");
     });
@@ -257,10 +261,10 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
 
   describe("tRPC endpoint for the dashboard", () => {
     it("serves the same procedures at /api/trpc with spec error data", async () => {
-      const ok = await fetch(`${server.url}/api/trpc/keys.list`, { headers: sessionOf("usr_trpc") });
+      const ok = await http(`${server.url}/api/trpc/keys.list`, { headers: sessionOf("usr_trpc") });
       expect(ok.status).toBe(200);
       expect(await ok.json()).toEqual({ result: { data: { keys: [], total: 0 } } });
-      const denied = await fetch(`${server.url}/api/trpc/keys.list`);
+      const denied = await http(`${server.url}/api/trpc/keys.list`);
       expect(denied.status).toBe(401);
       const body = await denied.json();
       expect(body.error.data.error).toEqual({ message: expect.any(String), type: "authentication_error", code: "unauthorized" });

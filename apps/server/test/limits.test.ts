@@ -2,6 +2,10 @@ import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
+type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
+const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch(input, init);
+
 describe("rate limits of SPEC 8 (configurable, CONTRACT 7)", () => {
   let server: TestServer;
   beforeAll(async () => {
@@ -17,7 +21,7 @@ describe("rate limits of SPEC 8 (configurable, CONTRACT 7)", () => {
     await server.close();
   });
 
-  const expect429 = async (res: Response, limit: number) => {
+  const expect429 = async (res: JsonResponse, limit: number) => {
     expect(res.status).toBe(429);
     const retryAfter = Number(res.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(0);
@@ -31,34 +35,34 @@ describe("rate limits of SPEC 8 (configurable, CONTRACT 7)", () => {
 
   it("GET /api/status per IP: X-RateLimit headers, then 429 with Retry-After", async () => {
     for (let i = 0; i < 3; i += 1) {
-      const res = await fetch(`${server.url}/api/status`);
+      const res = await http(`${server.url}/api/status`);
       expect(res.status).toBe(200);
       expect(res.headers.get("x-ratelimit-limit")).toBe("3");
       expect(res.headers.get("x-ratelimit-remaining")).toBe(String(2 - i));
     }
-    await expect429(await fetch(`${server.url}/api/status`), 3);
+    await expect429(await http(`${server.url}/api/status`), 3);
   });
 
   it("GET /api/status/external has its own budget", async () => {
-    expect((await fetch(`${server.url}/api/status/external`)).status).toBe(200);
-    expect((await fetch(`${server.url}/api/status/external`)).status).toBe(200);
-    await expect429(await fetch(`${server.url}/api/status/external`), 2);
+    expect((await http(`${server.url}/api/status/external`)).status).toBe(200);
+    expect((await http(`${server.url}/api/status/external`)).status).toBe(200);
+    await expect429(await http(`${server.url}/api/status/external`), 2);
   });
 
   it("key routes count per account", async () => {
     const as = (userId: string) => ({ cookie: `${SESSION_COOKIE}=${userId}`, "content-type": "application/json" });
-    const create = (userId: string) => fetch(`${server.url}/api/keys`, { method: "POST", headers: as(userId), body: JSON.stringify({ name: "k" }) });
+    const create = (userId: string) => http(`${server.url}/api/keys`, { method: "POST", headers: as(userId), body: JSON.stringify({ name: "k" }) });
     expect((await create("usr_1")).status).toBe(201);
     expect((await create("usr_1")).status).toBe(201);
     await expect429(await create("usr_1"), 2);
     expect((await create("usr_2")).status).toBe(201);
-    expect((await fetch(`${server.url}/api/keys`, { headers: as("usr_1") })).status).toBe(200);
-    expect((await fetch(`${server.url}/api/keys`, { headers: as("usr_1") })).status).toBe(200);
-    await expect429(await fetch(`${server.url}/api/keys`, { headers: as("usr_1") }), 2);
+    expect((await http(`${server.url}/api/keys`, { headers: as("usr_1") })).status).toBe(200);
+    expect((await http(`${server.url}/api/keys`, { headers: as("usr_1") })).status).toBe(200);
+    await expect429(await http(`${server.url}/api/keys`, { headers: as("usr_1") }), 2);
   });
 
   it("an unauthenticated key request is refused before it is counted", async () => {
-    for (let i = 0; i < 4; i += 1) expect((await fetch(`${server.url}/api/keys`)).status).toBe(401);
+    for (let i = 0; i < 4; i += 1) expect((await http(`${server.url}/api/keys`)).status).toBe(401);
   });
 });
 
@@ -72,7 +76,7 @@ describe("client IP behind a proxy (TRUST_PROXY)", () => {
   });
 
   it("counts per X-Forwarded-For client when the proxy is trusted", async () => {
-    const from = (ip: string) => fetch(`${server.url}/api/status`, { headers: { "x-forwarded-for": ip } });
+    const from = (ip: string) => http(`${server.url}/api/status`, { headers: { "x-forwarded-for": ip } });
     expect((await from("203.0.113.1")).status).toBe(200);
     expect((await from("203.0.113.1")).status).toBe(429);
     expect((await from("203.0.113.2")).status).toBe(200);

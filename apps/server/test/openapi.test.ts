@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
+type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
+const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch(input, init);
+
 describe("OpenAPI document and reference page", () => {
   let server: TestServer;
   beforeAll(async () => {
@@ -11,7 +15,7 @@ describe("OpenAPI document and reference page", () => {
   });
 
   it("GET /api/openapi.json is generated from the routers", async () => {
-    const res = await fetch(`${server.url}/api/openapi.json`);
+    const res = await http(`${server.url}/api/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     const doc = await res.json();
@@ -24,7 +28,7 @@ describe("OpenAPI document and reference page", () => {
   });
 
   it("documents the real statuses and the spec's error shapes", async () => {
-    const doc = await (await fetch(`${server.url}/api/openapi.json`)).json();
+    const doc = await (await http(`${server.url}/api/openapi.json`)).json();
     const create = doc.paths["/keys"].post;
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "429"]));
     expect(create.responses["200"]).toBeUndefined();
@@ -38,7 +42,7 @@ describe("OpenAPI document and reference page", () => {
   });
 
   it("GET /api/docs renders a readable reference without scripts", async () => {
-    const res = await fetch(`${server.url}/api/docs`);
+    const res = await http(`${server.url}/api/docs`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
+type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
+const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch(input, init);
+
 const isIso = (value: unknown) => typeof value === "string" && new Date(value).toISOString() === value;
 
 describe("status (SPEC 4.9, CONTRACT 8)", () => {
@@ -14,7 +18,7 @@ describe("status (SPEC 4.9, CONTRACT 8)", () => {
 
   it("GET /api/status → 200 {status: ok, message}, never cached, no auth", async () => {
     const started = performance.now();
-    const res = await fetch(`${server.url}/api/status`);
+    const res = await http(`${server.url}/api/status`);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
@@ -23,9 +27,9 @@ describe("status (SPEC 4.9, CONTRACT 8)", () => {
   });
 
   it("GET and POST /api/example answer the same", async () => {
-    const get = await fetch(`${server.url}/api/example`);
-    const postEmpty = await fetch(`${server.url}/api/example`, { method: "POST" });
-    const postJson = await fetch(`${server.url}/api/example`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const get = await http(`${server.url}/api/example`);
+    const postEmpty = await http(`${server.url}/api/example`, { method: "POST" });
+    const postJson = await http(`${server.url}/api/example`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     for (const res of [get, postEmpty, postJson]) {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ status: "ok", message: expect.any(String) });
@@ -33,7 +37,7 @@ describe("status (SPEC 4.9, CONTRACT 8)", () => {
   });
 
   it("GET /api/status/external lists the four dependencies with a real database check", async () => {
-    const res = await fetch(`${server.url}/api/status/external`);
+    const res = await http(`${server.url}/api/status/external`);
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(Object.keys(body).sort()).toEqual(["overall_status", "services", "status", "timestamp"]);
@@ -50,7 +54,7 @@ describe("status (SPEC 4.9, CONTRACT 8)", () => {
     server.app.context.healthChecks.register("text_provider", () => new Promise(() => undefined));
     const timed = async () => {
       const started = performance.now();
-      const res = await fetch(`${server.url}/api/status/external`);
+      const res = await http(`${server.url}/api/status/external`);
       expect(performance.now() - started).toBeLessThan(500);
       expect(res.status).toBe(200);
       return res.json();
@@ -70,7 +74,7 @@ describe("status (SPEC 4.9, CONTRACT 8)", () => {
   });
 
   it("unknown status paths stay 404 not_found", async () => {
-    const res = await fetch(`${server.url}/api/status/nope`);
+    const res = await http(`${server.url}/api/status/nope`);
     expect(res.status).toBe(404);
     expect((await res.json()).error.code).toBe("not_found");
   });
@@ -88,7 +92,7 @@ describe("status with the database down", () => {
 
   it("GET /api/status → 503 in the status form", async () => {
     const started = performance.now();
-    const res = await fetch(`${server.url}/api/status`);
+    const res = await http(`${server.url}/api/status`);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(res.status).toBe(503);
     expect(res.headers.get("cache-control")).toBe("no-store");
@@ -96,13 +100,13 @@ describe("status with the database down", () => {
   });
 
   it("GET /api/example → the same 503", async () => {
-    const res = await fetch(`${server.url}/api/example`);
+    const res = await http(`${server.url}/api/example`);
     expect(res.status).toBe(503);
     expect((await res.json()).error_code).toBe("service_unavailable");
   });
 
   it("GET /api/status/external reports the database unhealthy", async () => {
-    const res = await fetch(`${server.url}/api/status/external`);
+    const res = await http(`${server.url}/api/status/external`);
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.services.database).toMatchObject({ status: "unhealthy", issue: expect.any(String) });
