@@ -1,6 +1,6 @@
 import type { Config } from "@gw/config";
 import type { Database } from "@gw/db";
-import { AppError, type Clock } from "@gw/shared";
+import type { Clock } from "@gw/shared";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createLedger } from "@gw/billing/ledger/index";
@@ -8,7 +8,9 @@ import { createPlanResolver } from "@gw/billing/plan-resolver";
 import { ApiKeyService, localRevocationBus, redisRevocationBus } from "@gw/auth/api-keys/index";
 import { databaseHealthCheck } from "@gw/api/status/database-check";
 import { createHealthChecks } from "@gw/api/status/health-checks";
-import type { AppContext, SessionReader } from "./context";
+import { createAuthServices } from "@gw/auth";
+import type { AppContext } from "./context";
+import { createSessionReader } from "./auth/session-reader";
 import { createRateLimits } from "./limits/rate-limits";
 
 export interface ServiceBase {
@@ -28,10 +30,6 @@ function createRedis(base: ServiceBase): Redis | undefined {
   return redis;
 }
 
-// PLACEHOLDERS: each is replaced by the real service as its feature lands.
-const notReady = (what: string) => new AppError("service_unavailable", `${what} is not available yet.`);
-const placeholderSessions: SessionReader = { fromRequest: async () => { throw notReady("Sessions"); } };
-
 /** Builds the services of one app instance. */
 export async function createServices(base: ServiceBase): Promise<AppContext> {
   const redis = createRedis(base);
@@ -43,6 +41,7 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
     bus: redis ? redisRevocationBus(redis, base.logger) : localRevocationBus(),
   });
   base.onShutdown(() => apiKeys.close());
+  const auth = await createAuthServices({ ...base, limits, revokeAllKeysForUser: (userId) => apiKeys.revokeAllKeysForUser(userId) });
   const healthChecks = createHealthChecks({ clock: base.clock });
   healthChecks.register("database", databaseHealthCheck(base.db));
   return {
@@ -52,7 +51,9 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
     apiKeys,
     limits,
     healthChecks,
-    sessions: placeholderSessions,
+    sessions: createSessionReader(auth, base.config.publicUrl),
+    auth,
+    accountHooks: auth.accountHooks,
     plans: createPlanResolver(base),
   };
 }

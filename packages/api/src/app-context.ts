@@ -8,6 +8,7 @@ import type { Ledger } from "@gw/billing/ledger/index";
 import type { ApiKeyManager } from "@gw/auth/api-keys/index";
 import type { LimitName } from "@gw/config";
 import type { HealthChecks } from "./status/health-checks";
+import type { AccountHooks, AuthServices } from "@gw/auth";
 
 /** Who is calling: resolved from an API key or a session cookie. */
 export interface Principal {
@@ -78,6 +79,10 @@ export interface AppContext {
   limits: RateLimits;
   /** dependency probes behind GET /api/status/external; features register theirs (text_provider, payment_provider, ...) */
   healthChecks: HealthChecks;
+  /** accounts: users, sessions, e-mail tokens, OAuth (packages/auth) */
+  auth: AuthServices;
+  /** react to account events: billing registers `onAccountDeleted` to cancel the subscription */
+  accountHooks: AccountHooks;
   /** background work (flushers, sweepers) registered here is stopped and drained on shutdown */
   onShutdown: (fn: () => Promise<void> | void) => void;
 }
