@@ -84,7 +84,8 @@ async function recordCreated(rt: BillingRuntime, userId: string, plan: PlanDefin
 
 /**
  * Subscribes the user: attach the payment method to their customer, make it the default, create the subscription.
- * The first invoice is paid at once (error_if_incomplete), so a refused card is a 402 and nothing is left behind.
+ * The first invoice is paid at once (error_if_incomplete), so a refused card is a 402 and nothing is left behind;
+ * whatever status the processor answers is recorded as is (only trialing/active/past_due grant the plan).
  */
 export async function createSubscription(rt: BillingRuntime, userId: string, input: CreateSubscriptionInput): Promise<SubscriptionView> {
   const { planId, paymentMethodId } = parseInput(input);
@@ -110,9 +111,6 @@ export async function createSubscription(rt: BillingRuntime, userId: string, inp
     }, { idempotencyKey: newId("subreq") });
   } catch (err) {
     throw toPaymentError(err);
-  }
-  if (sub.status === "incomplete" || sub.status === "incomplete_expired") {
-    throw new AppError("invalid_payment_method", "The payment method was rejected: the first payment did not go through.");
   }
   return subscriptionView(await recordCreated(rt, userId, plan, sub), plan);
 }
