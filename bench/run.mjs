@@ -61,7 +61,8 @@ async function ttft(url, headers, samples = 50) {
 }
 
 async function main() {
-  const outDir = path.join(here, ".build");
+  // Under node_modules: registry packages resolve from there, and linters skip it.
+  const outDir = path.join(here, "..", "node_modules", ".cache", "gw-bench");
   mkdirSync(outDir, { recursive: true });
   await build({
     entryPoints: [path.join(here, "gateway-server.ts")], outfile: path.join(outDir, "gateway-server.mjs"),
