@@ -22,8 +22,9 @@ export function createQueryClient(): QueryClient {
       queries: {
         // 4xx answers won't change on retry; network blips and 5xx get two more tries.
         retry: (count, err) => count < 2 && !isClientError(err),
+        // Pages show fresh numbers on every visit (balance, usage); cached data renders meanwhile.
         refetchOnWindowFocus: true,
-        staleTime: 10_000,
+        staleTime: 0,
       },
     },
   });

@@ -10,3 +10,15 @@ export function onSessionLost(listener: Listener): () => void {
 export function notifySessionLost(code: string): void {
   for (const listener of listeners) listener(code);
 }
+
+// Why the last session ended (set when /me answers 401), so the login page can say "expired" rather than nothing.
+let lastLoss: string | null = null;
+
+export function recordSessionLoss(code: string | null): void {
+  lastLoss = code;
+}
+
+/** The recorded reason; pure, so rendering may call it any number of times. */
+export function peekSessionLoss(): string | null {
+  return lastLoss;
+}

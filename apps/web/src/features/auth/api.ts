@@ -1,7 +1,8 @@
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@gw/api/root";
-import { ApiError, isSessionLost, normalizeError } from "../../lib/api-error";
+import { ApiError, normalizeError, sessionLossCode } from "../../lib/api-error";
+import { recordSessionLoss } from "../../lib/session-events";
 import { trpc } from "../../trpc";
 
 export type User = inferRouterOutputs<AppRouter>["auth"]["me"]["user"];
@@ -20,8 +21,10 @@ export function useMe() {
       try {
         return (await client.auth.me.query()).user;
       } catch (err) {
-        if (isSessionLost(err)) return null;
-        throw normalizeError(err);
+        const code = sessionLossCode(err);
+        if (!code) throw normalizeError(err);
+        recordSessionLoss(code);
+        return null;
       }
     },
     staleTime: 60_000,
@@ -30,13 +33,19 @@ export function useMe() {
   });
 }
 
-/** After login or logout, nothing cached for the previous session survives. */
+/**
+ * After login, logout or a lost session nothing cached for the previous session survives. The me query itself is
+ * updated in place, not removed: mounted observers (the auth gates) stay attached to it and re-render at once.
+ */
+export function resetSession(qc: QueryClient, user: User | null): void {
+  recordSessionLoss(null);
+  qc.removeQueries({ predicate: (q) => q.queryKey[0] !== meKey[0] || q.queryKey[1] !== meKey[1] });
+  qc.setQueryData(meKey, user);
+}
+
 function useResetSession() {
   const qc = useQueryClient();
-  return (user: User | null) => {
-    qc.removeQueries();
-    qc.setQueryData(meKey, user);
-  };
+  return (user: User | null) => resetSession(qc, user);
 }
 
 export function useLogin() {

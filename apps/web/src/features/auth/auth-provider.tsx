@@ -1,26 +1,17 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, type ReactNode } from "react";
-import { Navigate, useLocation, useNavigate } from "react-router-dom";
+import { Navigate, useLocation } from "react-router-dom";
 import { FullPageSpinner, ErrorAlert } from "../../components/ui";
-import { onSessionLost } from "../../lib/session-events";
+import { onSessionLost, peekSessionLoss } from "../../lib/session-events";
 import { meKey, safeNext, useMe } from "./api";
 
-/** Listens for a lost session reported by any API call and sends the user to log in, then back. */
+/**
+ * Listens for a lost session reported by any API call and re-checks /me. When the session is really gone,
+ * RequireAuth sends the user to log in and back; a late 401 from a previous session's request changes nothing.
+ */
 export function SessionWatcher({ children }: { children: ReactNode }) {
   const qc = useQueryClient();
-  const navigate = useNavigate();
-  const location = useLocation();
-  useEffect(
-    () =>
-      onSessionLost((code) => {
-        qc.clear();
-        qc.setQueryData(meKey, null);
-        const next = `${location.pathname}${location.search}`;
-        const reason = code === "session_expired" ? "&reason=expired" : "";
-        navigate(`/login?next=${encodeURIComponent(next)}${reason}`, { replace: true });
-      }),
-    [qc, navigate, location.pathname, location.search],
-  );
+  useEffect(() => onSessionLost(() => void qc.refetchQueries({ queryKey: meKey, exact: true })), [qc]);
   return children;
 }
 
@@ -39,7 +30,8 @@ export function RequireAuth({ children }: { children: ReactNode }) {
   }
   if (!me.data) {
     const next = `${location.pathname}${location.search}`;
-    return <Navigate to={`/login?next=${encodeURIComponent(next)}`} replace />;
+    const reason = peekSessionLoss() === "session_expired" ? "&reason=expired" : "";
+    return <Navigate to={`/login?next=${encodeURIComponent(next)}${reason}`} replace />;
   }
   return children;
 }

@@ -9,7 +9,7 @@ export function colorFor(index: number): string {
 
 const WIDTH = 720;
 const HEIGHT = 220;
-const PAD = { top: 10, right: 8, bottom: 24, left: 52 };
+const PAD = { top: 10, right: 8, bottom: 24, left: 76 };
 
 /** Stacked bars in plain SVG; the table fallback below it carries the same numbers for screen readers. */
 export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMetric }) {
@@ -43,7 +43,7 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
                 const y1 = y(acc);
                 return <rect key={s.model} x={x} y={y1} width={barW} height={Math.max(0.5, y0 - y1)} fill={colorFor(colorIndex.get(s.model) ?? 0)} />;
               })}
-              {i % 7 === 0 || i === data.days.length - 1 ? (
+              {(data.days.length - 1 - i) % 7 === 0 ? (
                 <text x={x + barW / 2} y={HEIGHT - 6} textAnchor="middle" className="axis">{day.date.slice(5)}</text>
               ) : null}
             </g>

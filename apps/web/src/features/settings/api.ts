@@ -1,6 +1,6 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { trpc } from "../../trpc";
-import { meKey } from "../auth/api";
+import { meKey, resetSession } from "../auth/api";
 
 export function useUpdateProfile() {
   const qc = useQueryClient();
@@ -14,10 +14,7 @@ export function useChangePassword() {
 export function useDeleteAccount() {
   const qc = useQueryClient();
   return trpc.auth.deleteAccount.useMutation({
-    onSuccess: () => {
-      qc.clear();
-      qc.setQueryData(meKey, null);
-    },
+    onSuccess: () => resetSession(qc, null),
     // The account is gone either way once this answers; the settings page handles its own errors.
     meta: { ignoreSessionLoss: true },
   });
