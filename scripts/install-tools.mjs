@@ -51,7 +51,8 @@ function build(name) {
     srcDir = tmp;
   }
   try {
-    go(["build", "-trimpath", "-o", out, tool.pkg], srcDir);
+    // Module zips ship a partial vendor/ (stripe-mock), which go build would otherwise insist on.
+    go(["build", "-mod=mod", "-trimpath", "-o", out, tool.pkg], srcDir);
   } finally {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
