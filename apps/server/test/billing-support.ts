@@ -48,6 +48,8 @@ export async function deliverConcurrently(server: TestServer, events: Array<Reco
 /** Balance equals the sum of the user's ledger entries, the chain verifies, and nothing is negative. */
 export async function expectLedgerConsistent(server: TestServer, userIds: string[]): Promise<void> {
   const ledger = server.app.context.ledger;
+  // settled charges are written in the background; write them (and give back reservations) before comparing
+  await ledger.flush();
   for (const userId of userIds) {
     const entries = await ledger.entries(userId, { limit: 10_000 });
     const sum = entries.reduce((acc, e) => acc + e.amount, 0);

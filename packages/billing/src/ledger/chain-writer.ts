@@ -11,7 +11,7 @@ export interface Movement {
   requireCover: boolean;
   holdId?: string;
   cost?: number;
-  expiresAt?: Date;
+  reservationId?: string;
   meta?: Record<string, unknown>;
 }
 
@@ -175,7 +175,7 @@ export class ChainWriter {
       };
       if (m.holdId !== undefined) doc.holdId = m.holdId;
       if (m.cost !== undefined) doc.cost = m.cost;
-      if (m.expiresAt !== undefined) doc.expiresAt = m.expiresAt;
+      if (m.reservationId !== undefined) doc.reservationId = m.reservationId;
       if (m.meta !== undefined) doc.meta = m.meta;
       docs.push(doc);
       accepted.push(pending);

@@ -1,2 +1,3 @@
 export * from "./types";
 export { createLedger, type LedgerOptions } from "./ledger";
+export { DEFAULT_RESERVATION_POLICY, type ReservationPolicy } from "./reservations";

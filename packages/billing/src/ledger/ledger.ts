@@ -1,58 +1,78 @@
 import type { Database } from "@gw/db";
-import type { Clock } from "@gw/shared";
-import { ChainWriter, type Movement } from "./chain-writer";
+import { newId, type Clock } from "@gw/shared";
+import { ChainWriter } from "./chain-writer";
 import { LedgerRepository, toEntry } from "./repository";
+import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
 import type { CreditKind, CreditResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
 
 export interface LedgerOptions {
-  /** a hold never closed (crashed instance) is released after this long */
+  /** reservations of an instance that stopped beating (crashed) are released after this long */
   holdTtlSeconds: number;
-  /** how often the sweeper looks for expired holds; 0 disables the timer (tests call releaseExpiredHolds) */
-  sweepIntervalMs?: number;
+  /** how often settled charges are written and idle reservations given back; 0: only on flush() (tests) */
+  flushIntervalMs?: number;
+  /** how often this instance beats and looks for dead instances; 0: only on releaseExpiredHolds() (tests) */
+  heartbeatIntervalMs?: number;
+  reservation?: Partial<ReservationPolicy>;
 }
-
-const holdKey = (holdId: string) => `hold:${holdId}`;
-/** settle and release share one key, so exactly one of them can close a hold */
-const closeKey = (holdId: string) => `close:${holdId}`;
 
 function assertAmount(amount: number, what: string): void {
   if (!Number.isSafeInteger(amount)) throw new TypeError(`${what} must be an integer number of micro-dollars`);
 }
 
+/**
+ * The credit ledger. Stored entries are append-only per-user chains (see ChainWriter); on top of them each instance
+ * keeps credit reservations so that a request's hold and settle cost no database round trip (see ReservationBook).
+ * The stored balance never goes below zero because every reservation is a covered `hold` entry, whatever the number
+ * of instances; charges are written within `flushIntervalMs`, unused credits go back when a user is idle.
+ */
 export async function createLedger(db: Database, clock: Clock, options: LedgerOptions): Promise<Ledger> {
   const repo = new LedgerRepository(db);
   await repo.ensureIndexes();
   const writer = new ChainWriter(repo, clock);
-  /** open holds made by this instance: saves a read when they are closed */
-  const openHolds = new Map<string, number>();
+  const instanceId = newId("inst", 16);
+  const book = new ReservationBook(writer, clock, instanceId, { ...DEFAULT_RESERVATION_POLICY, ...options.reservation });
+  await repo.registerInstance(instanceId, new Date(clock.now()));
+  // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
+  const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
+  let alive = true;
 
-  async function holdAmount(holdId: string): Promise<number | undefined> {
-    const known = openHolds.get(holdId);
-    if (known !== undefined) return known;
-    const doc = await repo.findByIdempotencyKey(holdKey(holdId));
-    return doc ? -doc.amount : undefined;
+  async function beat(): Promise<void> {
+    if (!alive) return;
+    if (!(await repo.beat(instanceId, new Date(clock.now())))) {
+      // Declared dead while stalled: another instance already released our reservations.
+      alive = false;
+      book.abandon();
+    }
   }
 
-  async function close(userId: string, holdId: string, kind: "settle" | "release", cost: number, meta?: Record<string, unknown>): Promise<void> {
-    const held = await holdAmount(holdId);
-    if (held === undefined) throw new Error(`ledger: unknown hold ${holdId}`);
-    const charged = Math.min(Math.max(cost, 0), held);
-    const movement: Movement = {
-      kind: charged > 0 ? kind : "release",
-      amount: held - charged,
-      idempotencyKey: closeKey(holdId),
-      requireCover: false,
-      holdId,
-      cost: charged,
-      meta,
-    };
-    await writer.append(userId, movement);
-    openHolds.delete(holdId);
+  async function sweepDeadInstances(): Promise<number> {
+    let released = 0;
+    for (const deadId of await repo.deadInstances(new Date(clock.now() - deadAfterMs))) {
+      if (deadId === instanceId) continue;
+      const reservationId = `rsv:${deadId}`;
+      const outstanding = new Map<string, number>();
+      for (const doc of await repo.reservationEntries(reservationId)) {
+        // hold: -reserved; release: +given back; settle: amount 0, `cost` drawn from the reservation
+        const change = doc.kind === "settle" ? doc.cost ?? 0 : doc.amount;
+        outstanding.set(doc.userId, (outstanding.get(doc.userId) ?? 0) - change);
+      }
+      for (const [userId, amount] of outstanding) {
+        if (amount <= 0) continue;
+        const outcome = await writer.append(userId, {
+          kind: "release", amount, idempotencyKey: `${reservationId}:${userId}:swept`, requireCover: false,
+          reservationId, meta: { reason: "instance stopped" },
+        });
+        if (outcome.status === "applied") released += 1;
+      }
+      await repo.forgetInstance(deadId);
+    }
+    return released;
   }
 
   const ledger: Ledger = {
     async balance(userId) {
-      return (await writer.head(userId)).balance;
+      const head = await writer.head(userId);
+      return head.balance + book.unused(userId);
     },
 
     async credit(userId, amount, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult> {
@@ -66,33 +86,23 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
         meta: opts.meta,
       });
       if (outcome.status === "refused") throw new RangeError("ledger: adjustment would make the balance negative");
-      return { applied: outcome.status === "applied", balance: outcome.balance };
+      return { applied: outcome.status === "applied", balance: outcome.balance + book.unused(userId) };
     },
 
     async hold(userId, amount, opts): Promise<HoldResult> {
       assertAmount(amount, "hold amount");
       if (amount < 0) throw new RangeError("ledger: hold amount must be >= 0");
-      const outcome = await writer.append(userId, {
-        kind: "hold",
-        amount: -amount,
-        idempotencyKey: holdKey(opts.holdId),
-        requireCover: true,
-        holdId: opts.holdId,
-        expiresAt: new Date(clock.now() + options.holdTtlSeconds * 1000),
-        meta: opts.meta,
-      });
-      if (outcome.status === "refused") return { ok: false, balance: outcome.balance };
-      openHolds.set(opts.holdId, amount);
-      return { ok: true, balance: outcome.balance };
+      if (await book.hold(userId, opts.holdId, amount)) return { ok: true, balance: book.unused(userId) };
+      return { ok: false, balance: await ledger.balance(userId) };
     },
 
-    settle(userId, holdId, cost, meta) {
+    async settle(userId, holdId, cost, meta) {
       assertAmount(cost, "cost");
-      return close(userId, holdId, "settle", cost, meta);
+      book.close(userId, holdId, cost, meta);
     },
 
-    release(userId, holdId) {
-      return close(userId, holdId, "release", 0);
+    async release(userId, holdId) {
+      book.close(userId, holdId, 0);
     },
 
     async entries(userId, opts = {}): Promise<LedgerEntry[]> {
@@ -100,30 +110,12 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       return docs.map(toEntry);
     },
 
-    async releaseExpiredHolds(): Promise<number> {
-      let released = 0;
-      for (;;) {
-        const expired = await repo.expiredOpenHolds(new Date(clock.now()), 200);
-        if (expired.length === 0) return released;
-        const closed = await repo.findByIdempotencyKeys(expired.map((h) => closeKey(h.holdId ?? "")));
-        const closedKeys = new Set(closed.map((c) => c.idempotencyKey));
-        for (const hold of expired) {
-          if (!hold.holdId || closedKeys.has(closeKey(hold.holdId))) continue;
-          const outcome = await writer.append(hold.userId, {
-            kind: "release",
-            amount: -hold.amount,
-            idempotencyKey: closeKey(hold.holdId),
-            requireCover: false,
-            holdId: hold.holdId,
-            cost: 0,
-            meta: { reason: "hold expired" },
-          });
-          if (outcome.status === "applied") released += 1;
-          openHolds.delete(hold.holdId);
-        }
-        await repo.markSwept(expired.map((h) => h._id));
-      }
+    async releaseExpiredHolds() {
+      await beat();
+      return sweepDeadInstances();
     },
+
+    flush: () => book.flush(true),
 
     async verify(userId) {
       const users = userId ? [userId] : await repo.userIds();
@@ -143,14 +135,22 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     },
 
     async close() {
-      if (timer) clearInterval(timer);
+      for (const timer of timers) clearInterval(timer);
+      await book.flush(true);
+      // With requests still in flight the reservation stays, and the sweeper of another instance releases it.
+      if (alive && book.isEmpty()) await repo.forgetInstance(instanceId);
+      alive = false;
     },
   };
 
-  const interval = options.sweepIntervalMs ?? 60_000;
-  const timer = interval > 0
-    ? setInterval(() => { ledger.releaseExpiredHolds().catch(() => undefined); }, interval)
-    : undefined;
-  timer?.unref();
+  const timers: NodeJS.Timeout[] = [];
+  const every = (ms: number, fn: () => Promise<unknown>) => {
+    if (ms <= 0) return;
+    const timer = setInterval(() => { fn().catch(() => undefined); }, ms);
+    timer.unref();
+    timers.push(timer);
+  };
+  every(options.flushIntervalMs ?? 200, () => book.flush(false));
+  every(options.heartbeatIntervalMs ?? 5_000, () => ledger.releaseExpiredHolds());
   return ledger;
 }

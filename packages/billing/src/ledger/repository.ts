@@ -13,12 +13,16 @@ export interface LedgerDoc {
   idempotencyKey: string;
   holdId?: string;
   cost?: number;
-  /** hold entries: when the sweeper may release it */
-  expiresAt?: Date;
-  /** hold entries: set once the sweeper saw it closed (an index hint only; closing is decided by the close key) */
-  swept?: boolean;
+  /** the credit reservation this entry belongs to (reserve, release, and the charges drawn from it) */
+  reservationId?: string;
   meta?: Record<string, unknown>;
   createdAt: Date;
+}
+
+/** A live ledger instance; its reservations are released by others once it stops beating. */
+export interface InstanceDoc {
+  _id: string;
+  seenAt: Date;
 }
 
 export interface Head {
@@ -38,6 +42,7 @@ export const toEntry = (doc: LedgerDoc): LedgerEntry => ({
   idempotencyKey: doc.idempotencyKey,
   holdId: doc.holdId,
   cost: doc.cost,
+  reservationId: doc.reservationId,
   meta: doc.meta,
   createdAt: doc.createdAt,
 });
@@ -56,15 +61,17 @@ const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
  */
 export class LedgerRepository {
   readonly collection: Collection<LedgerDoc>;
+  readonly instances: Collection<InstanceDoc>;
 
   constructor(db: Database) {
     this.collection = db.connection.collection<LedgerDoc>("ledger_entries");
+    this.instances = db.connection.collection<InstanceDoc>("ledger_instances");
   }
 
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ idempotencyKey: 1 }, { unique: true, name: "idempotency_key_unique" });
     await this.collection.createIndex({ userId: 1, seq: -1 }, { name: "user_seq" });
-    await this.collection.createIndex({ kind: 1, swept: 1, expiresAt: 1 }, { name: "open_holds" });
+    await this.collection.createIndex({ reservationId: 1 }, { name: "reservation", sparse: true });
   }
 
   async head(userId: string): Promise<Head> {
@@ -101,12 +108,26 @@ export class LedgerRepository {
     return this.collection.find(filter).sort({ seq: -1 }).limit(opts.limit).toArray();
   }
 
-  async expiredOpenHolds(now: Date, limit: number): Promise<LedgerDoc[]> {
-    return this.collection.find({ kind: "hold", swept: { $ne: true }, expiresAt: { $lte: now } }).limit(limit).toArray();
+  async reservationEntries(reservationId: string): Promise<LedgerDoc[]> {
+    return this.collection.find({ reservationId }).toArray();
   }
 
-  async markSwept(ids: string[]): Promise<void> {
-    if (ids.length) await this.collection.updateMany({ _id: { $in: ids } }, { $set: { swept: true } });
+  async registerInstance(id: string, now: Date): Promise<void> {
+    await this.instances.insertOne({ _id: id, seenAt: now });
+  }
+
+  /** false when the instance was declared dead (its reservations released by another instance) */
+  async beat(id: string, now: Date): Promise<boolean> {
+    const result = await this.instances.updateOne({ _id: id }, { $set: { seenAt: now } });
+    return result.matchedCount === 1;
+  }
+
+  async deadInstances(before: Date): Promise<string[]> {
+    return (await this.instances.find({ seenAt: { $lt: before } }).toArray()).map((d) => d._id);
+  }
+
+  async forgetInstance(id: string): Promise<void> {
+    await this.instances.deleteOne({ _id: id });
   }
 
   async userIds(): Promise<string[]> {

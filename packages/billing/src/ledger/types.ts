@@ -7,9 +7,9 @@ export type LedgerEntryKind =
   | "plan_credits" // monthly credits of a paid plan invoice
   | "refund"
   | "adjustment" // manual, by an operator
-  | "hold" // worst-case cost reserved before an upstream call (negative)
-  | "settle" // closes a hold: gives back hold - cost (so hold + settle = -cost)
-  | "release"; // closes a hold that cost nothing or expired: gives back the whole hold
+  | "hold" // credits reserved by a gateway instance for the requests it serves (negative)
+  | "settle" // one request's charge, drawn from a reservation (amount 0: the reservation already took the money; `cost` says how much)
+  | "release"; // unused reserved credits given back (positive)
 
 export interface LedgerEntry {
   id: string;
@@ -21,8 +21,10 @@ export interface LedgerEntry {
   /** balance after this entry */
   balanceAfter: number;
   idempotencyKey: string;
-  /** hold entries: the hold id; settle/release: the hold they close */
+  /** settle: the request's hold id */
   holdId?: string;
+  /** hold/settle/release: the reservation they belong to */
+  reservationId?: string;
   /** settle: what the request really cost */
   cost?: number;
   meta?: Record<string, unknown>;
@@ -52,8 +54,13 @@ export interface Ledger {
   release(userId: string, holdId: string): Promise<void>;
   /** newest first */
   entries(userId: string, opts?: { limit?: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerEntry[]>;
-  /** releases holds older than the hold TTL that were never closed (crashed instance); returns how many */
+  /** releases the reservations of instances that stopped beating (crashed); returns how many were released */
   releaseExpiredHolds(): Promise<number>;
+  /**
+   * Writes every settled charge and gives back unused reserved credits now (not only when idle), so that the stored
+   * ledger sum equals `balance()` once no request is in flight. Runs on its own in the background and at shutdown.
+   */
+  flush(): Promise<void>;
   /** checks every user's chain: each balanceAfter = previous + amount, no gaps, never negative */
   verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
   /** stops background timers */

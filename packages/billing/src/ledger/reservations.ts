@@ -1,0 +1,181 @@
+import type { Clock } from "@gw/shared";
+import type { ChainWriter, Movement } from "./chain-writer";
+
+/**
+ * What one gateway instance has reserved of one user's credits. Money leaves the stored balance when it is reserved
+ * (a `hold` entry); requests then draw from the reservation in memory; each request's charge is written later as a
+ * `settle` entry of amount 0 (the reservation already took the money) and unused credits go back as a `release`.
+ */
+interface UserReservation {
+  /** reserved in the ledger and not yet charged or released */
+  reserved: number;
+  inFlight: Map<string, number>;
+  inFlightTotal: number;
+  /** settled charges not yet written */
+  pending: Array<{ holdId: string; cost: number; meta?: Record<string, unknown> }>;
+  pendingTotal: number;
+  lastActivity: number;
+  /** one top-up at a time per user */
+  topUp?: Promise<boolean>;
+}
+
+export interface ReservationPolicy {
+  /** a top-up reserves this many times what the request needs (more requests then run without a write) */
+  chunkMultiplier: number;
+  /** but never more than this per top-up (micro-dollars) */
+  maxChunk: number;
+  /** unused credits go back after this long without a request */
+  idleMs: number;
+}
+
+export const DEFAULT_RESERVATION_POLICY: ReservationPolicy = { chunkMultiplier: 20, maxChunk: 5_000_000, idleMs: 1_000 };
+
+const available = (r: UserReservation) => r.reserved - r.inFlightTotal - r.pendingTotal;
+
+export class ReservationBook {
+  private readonly users = new Map<string, UserReservation>();
+  /** idempotency keys of this instance's reserve/release movements; never reset, so a key is never reused */
+  private counter = 0;
+  readonly reservationId: string;
+
+  constructor(
+    private readonly writer: ChainWriter,
+    private readonly clock: Clock,
+    private readonly instanceId: string,
+    private readonly policy: ReservationPolicy,
+  ) {
+    this.reservationId = `rsv:${instanceId}`;
+  }
+
+  /** credits reserved here and still free for new requests */
+  unused(userId: string): number {
+    const r = this.users.get(userId);
+    return r ? available(r) : 0;
+  }
+
+  /** settled charges not written yet (they already count against the balance) */
+  pendingCharges(userId: string): number {
+    return this.users.get(userId)?.pendingTotal ?? 0;
+  }
+
+  /** Reserves `amount` for one request; in memory when the reservation covers it, else one ledger write first. */
+  async hold(userId: string, holdId: string, amount: number): Promise<boolean> {
+    const r = this.state(userId);
+    for (;;) {
+      if (available(r) >= amount) {
+        r.inFlight.set(holdId, amount);
+        r.inFlightTotal += amount;
+        r.lastActivity = this.clock.now();
+        return true;
+      }
+      if (r.topUp) {
+        await r.topUp;
+        continue;
+      }
+      r.topUp = this.reserve(userId, r, amount - available(r));
+      let ok: boolean;
+      try {
+        ok = await r.topUp;
+      } finally {
+        r.topUp = undefined;
+      }
+      if (!ok) return false;
+    }
+  }
+
+  /** Closes a request's hold charging `cost` (clamped to the hold). Unknown or closed holds are ignored. */
+  close(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): void {
+    const r = this.users.get(userId);
+    const amount = r?.inFlight.get(holdId);
+    if (!r || amount === undefined) return;
+    r.inFlight.delete(holdId);
+    r.inFlightTotal -= amount;
+    r.lastActivity = this.clock.now();
+    const charged = Math.min(Math.max(0, cost), amount);
+    if (charged > 0) {
+      r.pending.push({ holdId, cost: charged, meta });
+      r.pendingTotal += charged;
+    }
+  }
+
+  /**
+   * Writes pending charges and gives back unused credits of idle users (all users with `force`). One ordered
+   * batch per user; what fails stays queued for the next round.
+   */
+  async flush(force = false): Promise<void> {
+    const now = this.clock.now();
+    await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || now - r.lastActivity >= this.policy.idleMs)));
+  }
+
+  /** true when nothing is reserved, in flight or waiting to be written */
+  isEmpty(): boolean {
+    return this.users.size === 0;
+  }
+
+  /** Forgets everything (this instance was declared dead: others released its reservations). */
+  abandon(): void {
+    this.users.clear();
+  }
+
+  private state(userId: string): UserReservation {
+    let r = this.users.get(userId);
+    if (!r) {
+      r = { reserved: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now() };
+      this.users.set(userId, r);
+    }
+    return r;
+  }
+
+  private key(userId: string): string {
+    this.counter += 1;
+    return `${this.reservationId}:${userId}:${this.counter}`;
+  }
+
+  private async reserve(userId: string, r: UserReservation, need: number): Promise<boolean> {
+    let amount = Math.max(need, Math.min(need * this.policy.chunkMultiplier, this.policy.maxChunk));
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const outcome = await this.writer.append(userId, this.movement(userId, "hold", -amount, true));
+      if (outcome.status === "applied") {
+        r.reserved += amount;
+        return true;
+      }
+      // Not enough for a whole chunk: take what there is, if it covers this request.
+      if (outcome.status !== "refused" || outcome.balance < need) return false;
+      amount = outcome.balance;
+    }
+    return false;
+  }
+
+  private movement(userId: string, kind: "hold" | "release", amount: number, requireCover: boolean): Movement {
+    return { kind, amount, idempotencyKey: this.key(userId), requireCover, reservationId: this.reservationId };
+  }
+
+  private async flushUser(userId: string, r: UserReservation, releaseUnused: boolean): Promise<void> {
+    const charges = r.pending.splice(0);
+    const writes: Array<Promise<unknown>> = charges.map(async (charge) => {
+      try {
+        await this.writer.append(userId, {
+          kind: "settle", amount: 0, cost: charge.cost, idempotencyKey: `close:${charge.holdId}`, requireCover: false,
+          holdId: charge.holdId, reservationId: this.reservationId, meta: charge.meta,
+        });
+        r.pendingTotal -= charge.cost;
+        r.reserved -= charge.cost;
+      } catch (err) {
+        r.pending.push(charge);
+        throw err;
+      }
+    });
+    // Queued right behind the charges, so the release lands in the same ordered batch.
+    // The charges being written still count in both `reserved` and `pendingTotal`, so this is exactly what is free.
+    const unused = releaseUnused ? available(r) : 0;
+    if (unused > 0) {
+      r.reserved -= unused;
+      writes.push(this.writer.append(userId, this.movement(userId, "release", unused, false)).catch((err: unknown) => {
+        r.reserved += unused;
+        throw err;
+      }));
+    }
+    await Promise.allSettled(writes);
+    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp) this.users.delete(userId);
+  }
+}
