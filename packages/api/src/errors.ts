@@ -19,6 +19,7 @@ const plural = (n: number | bigint, word: string) => `${n} ${word}${n === 1 ? ""
 function ruleOf(issue: Issue): string {
   switch (issue.code) {
     case "invalid_type":
+      if (issue.expected === "int") return "must be an integer";
       return `must be ${issue.expected === "array" || issue.expected === "object" ? "an" : "a"} ${issue.expected}`;
     case "too_small":
       if (issue.origin === "string") return Number(issue.minimum) === 1 ? "must not be empty" : `must be at least ${plural(issue.minimum, "character")}`;
@@ -31,6 +32,8 @@ function ruleOf(issue: Issue): string {
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "invalid_format":
+      // a .regex() rule carries its own words; zod's default for it would name the pattern, not the rule
+      if (issue.format === "regex") return issue.message.startsWith("Invalid") ? "has an invalid format" : issue.message.replace(/\.$/, "");
       return `must be a valid ${issue.format}`;
     case "unrecognized_keys":
       return "is not a known parameter";
@@ -38,6 +41,12 @@ function ruleOf(issue: Issue): string {
       return issue.message.replace(/\.$/, "");
   }
 }
+
+/**
+ * Issue codes that, on an absent field, mean "required but missing": a plain type (invalid_type), an enum or
+ * literal (invalid_value) or a union (invalid_union) all report an undefined input their own way.
+ */
+const MISSABLE = new Set<Issue["code"]>(["invalid_type", "invalid_value", "invalid_union"]);
 
 const nameOf = (path: PropertyKey[]) => (path.length === 0 ? "body" : path.map(String).join("."));
 
@@ -47,7 +56,7 @@ const nameOf = (path: PropertyKey[]) => (path.length === 0 ? "body" : path.map(S
  */
 export function appErrorFromZod(error: z.core.$ZodError, input: unknown): AppError {
   const issues = error.issues;
-  const missing = issues.find((i) => i.code === "invalid_type" && i.path.length > 0 && valueAt(input, i.path) === undefined);
+  const missing = issues.find((i) => MISSABLE.has(i.code) && i.path.length > 0 && valueAt(input, i.path) === undefined);
   if (missing) return missingParameter(nameOf(missing.path));
   const first = issues[0];
   if (!first) return new AppError("invalid_parameter", "Invalid request parameters.");
