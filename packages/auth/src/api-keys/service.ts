@@ -5,7 +5,7 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey } from "./key-format";
 import { ApiKeyRepository, type ApiKeyRecord } from "./repository";
 import type { RevocationBus } from "./revocation-bus";
 import { UsageRecorder } from "./usage-recorder";
-import { VerifierCache } from "./verifier-cache";
+import { VerifierCache, type CachedKey } from "./verifier-cache";
 
 /** Who an API key authenticates. */
 export interface KeyPrincipal {
@@ -63,12 +63,13 @@ export class ApiKeyService implements ApiKeyManager {
   private readonly repo: ApiKeyRepository;
   private readonly cache: VerifierCache;
   private readonly usage: UsageRecorder;
+  private readonly loading = new Map<string, Promise<CachedKey | null>>();
 
   private constructor(private readonly options: ApiKeyServiceOptions) {
     this.repo = new ApiKeyRepository(options.connection);
     this.cache = new VerifierCache(options.cacheTtlMs ?? 900);
     this.usage = new UsageRecorder((delta) => this.repo.addUsage(delta), options.logger, options.usageFlushMs ?? 1_000);
-    options.bus.onRevoked((hash) => this.cache.evict(hash));
+    options.bus.onRevoked((hash) => this.forget(hash));
   }
 
   static async create(options: ApiKeyServiceOptions): Promise<ApiKeyService> {
@@ -87,12 +88,37 @@ export class ApiKeyService implements ApiKeyManager {
     const hash = hashApiKey(rawKey);
     let cached = this.cache.get(hash);
     if (cached === undefined) {
-      const snapshot = this.cache.snapshot();
-      const record = await this.repo.findActiveByHash(hash);
-      cached = record ? { keyId: record.id, userId: record.userId } : null;
-      this.cache.set(hash, cached, snapshot);
+      cached = await this.load(hash);
+    } else if (this.cache.refreshDue(hash)) {
+      // Served from cache now; the reload keeps it warm. A failed reload just lets the entry expire.
+      this.load(hash).catch((err: unknown) => this.options.logger.warn({ err: String(err) }, "api key cache refresh failed"));
     }
     return cached ? { userId: cached.userId, keyId: cached.keyId, emailVerified: true } : null;
+  }
+
+  /** One database lookup per hash at a time: a burst of requests with a cold key shares it. */
+  private load(hash: string): Promise<CachedKey | null> {
+    let pending = this.loading.get(hash);
+    if (!pending) {
+      const snapshot = this.cache.snapshot();
+      pending = this.repo.findActiveByHash(hash)
+        .then((record) => {
+          const value = record ? { keyId: record.id, userId: record.userId } : null;
+          this.cache.set(hash, value, snapshot);
+          return value;
+        })
+        .finally(() => {
+          if (this.loading.get(hash) === pending) this.loading.delete(hash);
+        });
+      this.loading.set(hash, pending);
+    }
+    return pending;
+  }
+
+  /** Drops the cached answer and any lookup already under way, so no later caller gets a pre-revocation answer. */
+  private forget(hash: string): void {
+    this.cache.evict(hash);
+    this.loading.delete(hash);
   }
 
   recordUse(keyId: string): void {
@@ -115,7 +141,7 @@ export class ApiKeyService implements ApiKeyManager {
       hash: generated.hash,
       createdAt: new Date(this.options.clock.now()),
     });
-    this.cache.evict(generated.hash);
+    this.forget(generated.hash);
     return { id: record.id, name: record.name, description: record.description, key: generated.key, prefix: record.prefix, createdAt: record.createdAt };
   }
 
@@ -143,7 +169,7 @@ export class ApiKeyService implements ApiKeyManager {
 
   private async evictEverywhere(records: ApiKeyRecord[]): Promise<void> {
     const hashes = records.map((r) => r.hash);
-    for (const hash of hashes) this.cache.evict(hash);
+    for (const hash of hashes) this.forget(hash);
     await this.options.bus.publish(hashes);
   }
 }

@@ -28,3 +28,31 @@ describe("VerifierCache", () => {
     expect(cache.get("h")).toBeUndefined();
   });
 });
+
+describe("VerifierCache refresh-ahead", () => {
+  it("asks exactly one caller to reload an entry past half its TTL, and a reload restarts the TTL", () => {
+    let t = 0;
+    const cache = new VerifierCache(900, 10, () => t);
+    cache.set("h", { keyId: "key_1", userId: "usr_1" }, cache.snapshot());
+    t = 449;
+    expect(cache.refreshDue("h")).toBe(false);
+    t = 450;
+    expect(cache.refreshDue("h")).toBe(true);
+    expect(cache.refreshDue("h")).toBe(false);
+    expect(cache.get("h")).toEqual({ keyId: "key_1", userId: "usr_1" });
+    cache.set("h", { keyId: "key_1", userId: "usr_1" }, cache.snapshot());
+    t = 1_300;
+    expect(cache.get("h")).toEqual({ keyId: "key_1", userId: "usr_1" });
+  });
+
+  it("never serves an answer older than the TTL when no reload lands", () => {
+    let t = 0;
+    const cache = new VerifierCache(900, 10, () => t);
+    cache.set("h", null, cache.snapshot());
+    t = 500;
+    expect(cache.refreshDue("h")).toBe(true);
+    t = 900;
+    expect(cache.get("h")).toBeUndefined();
+    expect(cache.refreshDue("h")).toBe(false);
+  });
+});

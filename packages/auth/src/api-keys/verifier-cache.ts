@@ -7,11 +7,16 @@ export interface CachedKey {
 interface Entry {
   value: CachedKey | null;
   expiresAt: number;
+  /** past this, the entry is still served but one caller is told to reload it in the background */
+  refreshAt: number;
+  refreshing: boolean;
 }
 
 /**
  * In-process cache of key lookups, keyed by SHA-256 hash (never by plaintext). Entries live for a short TTL on a
- * monotonic timer: infrastructure timing, independent of the injectable domain clock.
+ * monotonic timer: infrastructure timing, independent of the injectable domain clock. Half-way through the TTL
+ * (`refreshDue`) a key in use is reloaded in the background, so a busy key never waits on the database while no
+ * answer is ever older than the TTL.
  */
 export class VerifierCache {
   private readonly entries = new Map<string, Entry>();
@@ -39,10 +44,19 @@ export class VerifierCache {
     return this.generation;
   }
 
+  /** true once per entry when it is past half its TTL: that caller reloads it (`set`) off the request path */
+  refreshDue(hash: string): boolean {
+    const entry = this.entries.get(hash);
+    if (!entry || entry.refreshing || entry.refreshAt > this.now()) return false;
+    entry.refreshing = true;
+    return true;
+  }
+
   set(hash: string, value: CachedKey | null, snapshot: number): void {
     if (snapshot !== this.generation) return;
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(hash, { value, expiresAt: this.now() + this.ttlMs });
+    if (this.entries.size >= this.maxEntries && !this.entries.has(hash)) this.entries.clear();
+    const now = this.now();
+    this.entries.set(hash, { value, expiresAt: now + this.ttlMs, refreshAt: now + this.ttlMs / 2, refreshing: false });
   }
 
   evict(hash: string): void {
