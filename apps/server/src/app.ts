@@ -54,7 +54,7 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   await mountWeb(app, context);
 
   app.use(notFound);
-  app.use(errorHandler(context.logger, { debug: context.config.nodeEnv === "development" }));
+  app.use(errorHandler(context.logger, { debug: context.config.errorDebug }));
 
   return {
     express: app,

@@ -139,6 +139,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   const config: Config = {
     nodeEnv: e.NODE_ENV,
+    // CONTRACT 1: "only when NODE_ENV=development"; the unset default runs like development but shows no debug
+    errorDebug: env.NODE_ENV === "development",
     port: e.PORT,
     host: e.HOST,
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ""),

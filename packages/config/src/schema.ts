@@ -13,6 +13,8 @@ export interface OAuthProviderConfig {
 
 export interface Config {
   nodeEnv: "development" | "production" | "test";
+  /** SPEC 7.1 `debug` on authentication errors: only when NODE_ENV=development is set explicitly, never by default */
+  errorDebug: boolean;
   port: number;
   host: string;
   publicUrl: string;

@@ -11,7 +11,7 @@ import { replaceNextErrorBody, writeRestError } from "./rest-errors";
  * paths fall through to the app's 404.
  */
 export function restHandler(app: AppContext): RequestHandler {
-  const debug = app.config.nodeEnv === "development";
+  const debug = app.config.errorDebug;
   const handler = createOpenApiNodeHttpHandler<typeof appRouter, Request, Response>({
     router: appRouter,
     createContext: ({ req, res }): ApiContext => createApiContext(app, req, res),
