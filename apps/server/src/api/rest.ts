@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { createApiContext, type ApiContext } from "@gw/api/trpc";
 import { toApiError } from "@gw/api/errors";
 import { appRouter } from "@gw/api/root";
+import { lockBodyCoercion } from "@gw/api/strict-body-types";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import type { AppContext } from "../context";
 import { replaceNextErrorBody, writeRestError } from "./rest-errors";
@@ -12,6 +13,7 @@ import { replaceNextErrorBody, writeRestError } from "./rest-errors";
  */
 export function restHandler(app: AppContext): RequestHandler {
   const debug = app.config.errorDebug;
+  lockBodyCoercion(appRouter);
   const handler = createOpenApiNodeHttpHandler<typeof appRouter, Request, Response>({
     router: appRouter,
     createContext: ({ req, res }): ApiContext => createApiContext(app, req, res),
