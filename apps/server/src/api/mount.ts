@@ -1,11 +1,13 @@
-import express, { type Express, type RequestHandler } from "express";
+import type { Express, RequestHandler } from "express";
 import { buildOpenApiDocument } from "@gw/api/openapi";
 import { invalidParameter } from "@gw/shared";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
 import { mountAuthRoutes } from "../auth/mount";
+import { jsonParser } from "../http/json-body";
 import { csrfGuard } from "./csrf";
 import { renderDocsPage } from "./docs-page";
+import { fieldWithNul } from "./nul-bytes";
 import { restHandler } from "./rest";
 import { trpcEndpoint } from "./trpc-endpoint";
 
@@ -27,6 +29,8 @@ const objectBody: RequestHandler = (req, _res, next) => {
   if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
     return next(invalidParameter("body", "must be a JSON object"));
   }
+  const withNul = fieldWithNul(body);
+  if (withNul !== undefined) return next(invalidParameter(withNul, "must not contain NUL characters"));
   next();
 };
 
@@ -50,5 +54,5 @@ export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
   });
   app.use("/api/trpc", trpcEndpoint(ctx));
   mountAuthRoutes(app, ctx);
-  app.use("/api", express.json({ limit: ctx.config.jsonBodyLimitBytes }), objectBody, restHandler(ctx));
+  app.use("/api", jsonParser(ctx.config.jsonBodyLimitBytes), objectBody, restHandler(ctx));
 }

@@ -1,8 +1,9 @@
-import express, { Router } from "express";
+import { Router } from "express";
 import { z } from "zod";
 import { appErrorFromZod } from "@gw/api/errors";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
+import { jsonParser } from "../http/json-body";
 
 export const deleteAccountInput = z.object({
   // omitted for OAuth-only accounts, which have no password
@@ -15,7 +16,7 @@ export const deleteAccountInput = z.object({
  */
 export function deleteAccountRoute(ctx: AppContext): Router {
   const router = Router();
-  router.delete("/api/auth/me", express.json({ limit: ctx.config.jsonBodyLimitBytes }), async (req, res, next) => {
+  router.delete("/api/auth/me", jsonParser(ctx.config.jsonBodyLimitBytes), async (req, res, next) => {
     try {
       const principal = await ctx.sessions.fromRequest(req);
       if (!principal) throw new AppError("unauthorized", "Authentication required: log in first.");

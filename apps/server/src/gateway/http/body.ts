@@ -1,6 +1,7 @@
-import express, { type RequestHandler } from "express";
+import type { RequestHandler } from "express";
 import multer from "multer";
 import { AppError } from "@gw/shared";
+import { jsonParser } from "../../http/json-body";
 
 const unsupportedMedia = (allowed: string) =>
   new AppError("unsupported_media_type", `Unsupported Content-Type: send ${allowed}.`);
@@ -12,7 +13,7 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
       if (!req.is("application/json")) throw unsupportedMedia("application/json");
       next();
     },
-    express.json({ limit: limitBytes, strict: true }),
+    jsonParser(limitBytes),
   ];
 }
 
@@ -33,7 +34,7 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
     storage: multer.memoryStorage(),
     limits: { fileSize: audioLimitBytes, files: 1, fields: 32, fieldSize: jsonLimitBytes, parts: 40 },
   }).single("audio");
-  const json = express.json({ limit: jsonLimitBytes, strict: true });
+  const json = jsonParser(jsonLimitBytes);
   return [
     (req, res, next) => {
       if (req.is("multipart/form-data")) {

@@ -1,0 +1,120 @@
+// Regressions found by the black-box SPEC/CONTRACT audit: each test is one deviation that was fixed.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
+import { call, RELAXED_LIMITS, uniqueEmail, PASSWORD } from "./auth-helpers";
+import { startTestServer, type TestServer } from "./harness";
+import { fundedUser, postJson, readJson, type FundedUser } from "./support/gateway-fixtures";
+
+const missing = (name: string) => ({
+  error: { message: `Missing required parameter: '${name}'.`, type: "invalid_request_error", code: "missing_required_parameter" },
+});
+
+/** `{"model":"textA-4","messages":[{"role":"user","content":"a<FF FE>b"}]}`: bytes that are not UTF-8. */
+const invalidUtf8Body = Buffer.concat([
+  Buffer.from('{"model":"textA-4","messages":[{"role":"user","content":"a'),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from('b"}]}'),
+]);
+
+describe("SPEC/CONTRACT audit regressions", () => {
+  let upstreams: FakeUpstreams;
+  let server: TestServer;
+  let user: FundedUser;
+
+  beforeAll(async () => {
+    upstreams = await startFakeUpstreams();
+    server = await startTestServer({ env: { ...upstreams.env, ...RELAXED_LIMITS } });
+    user = await fundedUser(server, 5);
+  });
+  afterAll(async () => {
+    await server.close();
+    await upstreams.close();
+  });
+
+  describe("absent enum and union fields are missing_required_parameter, not invalid_parameter (CONTRACT 1)", () => {
+    it("a message without role or content on the task and chat endpoints", async () => {
+      for (const path of ["/api/v1/task", "/v1/chat/completions"]) {
+        const noRole = await postJson(server, path, user.key, { model: "textA-4", messages: [{ content: "hi" }] });
+        expect(noRole.status).toBe(400);
+        expect(await readJson(noRole)).toEqual(missing("messages[0].role"));
+        const noContent = await postJson(server, path, user.key, { model: "textA-4", messages: [{ role: "user" }] });
+        expect(noContent.status).toBe(400);
+        expect(await readJson(noContent)).toEqual(missing("messages[0].content"));
+      }
+    });
+
+    it("/v1/completions without prompt and /v1/embeddings without input", async () => {
+      const completion = await postJson(server, "/v1/completions", user.key, { model: "text-davinci-003" });
+      expect(completion.status).toBe(400);
+      expect(await readJson(completion)).toEqual(missing("prompt"));
+      const embedding = await postJson(server, "/v1/embeddings", user.key, { model: "text-embedding-ada-002" });
+      expect(embedding.status).toBe(400);
+      expect(await readJson(embedding)).toEqual(missing("input"));
+    });
+
+    it("validation messages read as English (an array, 1 item)", async () => {
+      const notArray = await readJson(await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: "hi" }));
+      expect(notArray.error.message).toBe("Invalid parameter 'messages': must be an array.");
+      const empty = await readJson(await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: [] }));
+      expect(empty.error.message).toBe("Invalid parameter 'messages': must be at least 1 item.");
+    });
+  });
+
+  describe("invalid UTF-8 is a 400, not silently replaced (CONTRACT 7b)", () => {
+    it.each(["/api/v1/task", "/v1/chat/completions", "/api/auth/signup"])("%s", async (path) => {
+      const res = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json" },
+        body: invalidUtf8Body,
+      });
+      expect(res.status).toBe(400);
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+      expect(await res.json()).toEqual({
+        error: { message: "The request body is not valid UTF-8 encoded JSON.", type: "invalid_request_error", code: "invalid_json" },
+      });
+    });
+  });
+
+  describe("NUL characters in REST bodies are a 400 naming the field, and nothing is written (CONTRACT 7b)", () => {
+    it("signup with a NUL in the e-mail or the name", async () => {
+      const email = uniqueEmail("nul");
+      const [local, domain] = email.split("@");
+      const inEmail = await call(server, "POST", "/api/auth/signup", { body: { email: `${local}\u0000@${domain}`, password: PASSWORD, name: "N" } });
+      expect(inEmail.status).toBe(400);
+      expect(inEmail.body).toEqual({
+        error: { message: "Invalid parameter 'email': must not contain NUL characters.", type: "invalid_request_error", code: "invalid_parameter" },
+      });
+      const inName = await call(server, "POST", "/api/auth/signup", { body: { email, password: PASSWORD, name: "N\u0000" } });
+      expect(inName.status).toBe(400);
+      expect(inName.body.error.message).toBe("Invalid parameter 'name': must not contain NUL characters.");
+      // neither attempt created the account
+      const clean = await call(server, "POST", "/api/auth/signup", { body: { email, password: PASSWORD, name: "N" } });
+      expect(clean.status).toBe(201);
+    });
+  });
+
+  describe("the debug object of authentication errors (SPEC 7.1, CONTRACT 1)", () => {
+    it("is absent outside NODE_ENV=development", async () => {
+      const res = await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer ak-live-unknown" } });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({
+        error: { message: expect.any(String) as string, type: "authentication_error", code: "invalid_api_key" },
+      });
+    });
+
+    it("appears with NODE_ENV=development, on gateway and REST routes alike", async () => {
+      const dev = await startTestServer({ env: { ...upstreams.env, NODE_ENV: "development" } });
+      try {
+        for (const [path, code] of [["/v1/models", "invalid_api_key"], ["/api/keys", "unauthorized"]] as const) {
+          const res = await fetch(`${dev.url}${path}`, { headers: path === "/v1/models" ? { authorization: "Bearer ak-live-unknown", "user-agent": "audit" } : { "user-agent": "audit" } });
+          expect(res.status).toBe(401);
+          const body = await readJson(res);
+          expect(body.error.code).toBe(code);
+          expect(body.debug).toEqual({ timestamp: expect.any(String) as string, ip: expect.any(String) as string, user_agent: "audit" });
+        }
+      } finally {
+        await dev.close();
+      }
+    });
+  });
+});
