@@ -93,6 +93,29 @@ describe("SPEC/CONTRACT audit regressions", () => {
     });
   });
 
+  describe("absurdly nested JSON is a 400, never a stack overflow 500 (CONTRACT 7b)", () => {
+    // raw text: the test's own JSON.stringify would overflow on such values
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    const chatWith = (extra: string) => `{"model":"textA-4","messages":[{"role":"user","content":"hi"}],"extra":${extra}}`;
+    const tooDeep = {
+      error: { message: "Invalid parameter 'body': objects and arrays must not nest deeper than 100 levels.", type: "invalid_request_error", code: "invalid_parameter" },
+    };
+
+    it("in a REST body and in a field the chat endpoint would pass through upstream", async () => {
+      const signup = await call(server, "POST", "/api/auth/signup", { raw: `{"email":"${uniqueEmail("deep")}","password":"${PASSWORD}","name":${nested(50_000)}}` });
+      expect(signup.status).toBe(400);
+      expect(signup.body).toEqual(tooDeep);
+      const chat = await call(server, "POST", "/v1/chat/completions", { raw: chatWith(nested(50_000)), headers: { authorization: `Bearer ${user.key}` } });
+      expect(chat.status).toBe(400);
+      expect(chat.body).toEqual(tooDeep);
+    });
+
+    it("ordinary nesting still works", async () => {
+      const chat = await call(server, "POST", "/v1/chat/completions", { raw: chatWith(nested(20)), headers: { authorization: `Bearer ${user.key}` } });
+      expect(chat.status).toBe(200);
+    });
+  });
+
   describe("the debug object of authentication errors (SPEC 7.1, CONTRACT 1)", () => {
     it("is absent outside NODE_ENV=development", async () => {
       const res = await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer ak-live-unknown" } });

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import { AppError, nestedErrorBody, toAppError, type NestedErrorBody } from "@gw/shared";
 import type { Logger } from "pino";
-import { INVALID_UTF8_TYPE } from "./json-body";
+import { INVALID_UTF8_TYPE, MAX_JSON_DEPTH, TOO_DEEP_TYPE } from "./json-body";
 
 /** Writes an AppError in the SPEC 7.1 nested form, with Retry-After and rate-limit headers when present. */
 export function sendError(res: Response, err: AppError, req?: Request, opts: { debug?: boolean } = {}): void {
@@ -26,6 +26,8 @@ function fromBodyParser(err: unknown): AppError | undefined {
       return new AppError("invalid_json", "The request body is not valid JSON.");
     case INVALID_UTF8_TYPE:
       return new AppError("invalid_json", "The request body is not valid UTF-8 encoded JSON.");
+    case TOO_DEEP_TYPE:
+      return new AppError("invalid_parameter", `Invalid parameter 'body': objects and arrays must not nest deeper than ${MAX_JSON_DEPTH} levels.`);
     case "entity.too.large":
       return new AppError("payload_too_large", "The request body is too large.");
     case "charset.unsupported":
