@@ -2,6 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestServer } from "./harness";
 
+/** What these helpers need of a server: its URL and mail outbox (an in-process TestServer or a spawned one). */
+export type ServerAddress = Pick<TestServer, "url" | "outboxDir">;
+
 /** Limits high enough that suites about other things never trip them (auth-limits.test.ts uses the defaults). */
 export const RELAXED_LIMITS: Record<string, string> = {
   LIMIT_REGISTER: "1000/3600",
@@ -19,7 +22,7 @@ export interface JsonResponse {
   body: any;
 }
 
-export async function call(server: TestServer, method: string, route: string, options: { body?: unknown; cookie?: string; headers?: Record<string, string>; raw?: string } = {}): Promise<JsonResponse> {
+export async function call(server: ServerAddress, method: string, route: string, options: { body?: unknown; cookie?: string; headers?: Record<string, string>; raw?: string } = {}): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.cookie) headers.cookie = options.cookie;
   let body: string | undefined;
@@ -46,13 +49,13 @@ export const sessionCookie = (headers: Headers): string | undefined => cookieFro
 let counter = 0;
 export const uniqueEmail = (tag = "user"): string => `${tag}-${Date.now()}-${counter++}@example.com`;
 
-export async function signup(server: TestServer, email = uniqueEmail(), password = PASSWORD, name = "Test User"): Promise<JsonResponse> {
+export async function signup(server: ServerAddress, email = uniqueEmail(), password = PASSWORD, name = "Test User"): Promise<JsonResponse> {
   const res = await call(server, "POST", "/api/auth/signup", { body: { email, password, name } });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res;
 }
 
-export async function login(server: TestServer, email: string, password = PASSWORD): Promise<string> {
+export async function login(server: ServerAddress, email: string, password = PASSWORD): Promise<string> {
   const res = await call(server, "POST", "/api/auth/login", { body: { email, password } });
   const cookie = sessionCookie(res.headers);
   if (res.status !== 200 || !cookie) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
@@ -62,7 +65,7 @@ export async function login(server: TestServer, email: string, password = PASSWO
 interface OutboxMail { to: string; subject: string; text: string; html: string }
 
 /** Every mail written to the outbox for `to`, oldest first. */
-export function mailsTo(server: TestServer, to: string): OutboxMail[] {
+export function mailsTo(server: ServerAddress, to: string): OutboxMail[] {
   let files: string[];
   try {
     files = readdirSync(server.outboxDir).sort();
@@ -75,7 +78,7 @@ export function mailsTo(server: TestServer, to: string): OutboxMail[] {
 }
 
 /** The token of the newest link to `page` (verify-email or reset-password) mailed to `to`. */
-export function tokenFromMail(server: TestServer, to: string, page: "verify-email" | "reset-password"): string {
+export function tokenFromMail(server: ServerAddress, to: string, page: "verify-email" | "reset-password"): string {
   const mails = mailsTo(server, to).filter((m) => m.text.includes(`/${page}?token=`));
   const last = mails.at(-1);
   if (!last) throw new Error(`no ${page} mail for ${to}`);
@@ -85,7 +88,7 @@ export function tokenFromMail(server: TestServer, to: string, page: "verify-emai
 }
 
 /** Signs up, verifies the e-mail and logs in. */
-export async function verifiedUser(server: TestServer, email = uniqueEmail()): Promise<{ email: string; cookie: string; id: string }> {
+export async function verifiedUser(server: ServerAddress, email = uniqueEmail()): Promise<{ email: string; cookie: string; id: string }> {
   const created = await signup(server, email);
   const token = tokenFromMail(server, email, "verify-email");
   const verified = await call(server, "POST", "/api/auth/verify-email", { body: { token } });

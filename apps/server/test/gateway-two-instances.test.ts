@@ -1,30 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { DEFAULT_PLANS } from "@gw/config";
-import { freePort } from "@gw/db";
 import { randomBase62 } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson } from "./support/gateway-fixtures";
-
-async function startRedis(): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn("/usr/bin/redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const up = await new Promise<boolean>((resolve) => {
-      import("node:net").then(({ connect }) => {
-        const s = connect(port, "127.0.0.1");
-        s.once("connect", () => { s.destroy(); resolve(true); });
-        s.once("error", () => resolve(false));
-      }, () => resolve(false));
-    });
-    if (up) break;
-    if (Date.now() > deadline) throw new Error("redis-server did not start");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { url: `redis://127.0.0.1:${port}`, process: child };
-}
+import { startRedis } from "./support/redis";
 
 describe("two gateway instances sharing one database and one Redis", () => {
   let fakes: FakeUpstreams;

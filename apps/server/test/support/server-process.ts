@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort } from "@gw/db";
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/main.js");
+
+export interface ServerProcess {
+  url: string;
+  outboxDir: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Runs the built server (`apps/server/dist/main.js`, made by `npm run build`) as its own process. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-proc-"));
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", PORT: String(port), PUBLIC_URL: url, DATA_DIR: dataDir, COOKIE_SECURE: "false", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (b: Buffer) => { stderr += b.toString(); });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server process exited (${child.exitCode}): ${stderr}`);
+    const up = await fetch(`${url}/api/status`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (Date.now() > deadline) throw new Error(`server process did not answer on ${url}: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    outboxDir: path.join(dataDir, "outbox"),
+    process: child,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
+    }),
+  };
+}
