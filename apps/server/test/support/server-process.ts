@@ -21,6 +21,8 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-proc-"));
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [MAIN], {
+    // only PATH is inherited: the child's settings are exactly the ones given here
+    // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
     env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", PORT: String(port), PUBLIC_URL: url, DATA_DIR: dataDir, COOKIE_SECURE: "false", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
