@@ -116,6 +116,16 @@ describe("SPEC/CONTRACT audit regressions", () => {
     });
   });
 
+  it("a corrupt gzip body is a 400, not a 500", async () => {
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json", "content-encoding": "gzip" },
+      body: "this is not gzip",
+    });
+    expect(res.status).toBe(400);
+    expect((await readJson(res)).error.code).toBe("invalid_parameter");
+  });
+
   describe("the debug object of authentication errors (SPEC 7.1, CONTRACT 1)", () => {
     it("is absent outside NODE_ENV=development", async () => {
       const res = await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer ak-live-unknown" } });

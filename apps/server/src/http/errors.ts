@@ -18,9 +18,17 @@ export function sendError(res: Response, err: AppError, req?: Request, opts: { d
   res.status(err.status).json(body);
 }
 
+function isClientHttpError(err: object): boolean {
+  const { expose, status } = err as { expose?: unknown; status?: unknown };
+  return expose === true && typeof status === "number" && status >= 400 && status < 500;
+}
+
 /** Maps body-parser failures (bad JSON, too large, wrong charset) to spec errors, never a 500. */
 function fromBodyParser(err: unknown): AppError | undefined {
-  if (typeof err !== "object" || err === null || !("type" in err)) return undefined;
+  if (typeof err !== "object" || err === null) return undefined;
+  // A body that cannot be read at all (e.g. corrupt gzip under Content-Encoding) comes as an exposable 4xx
+  // http-error without a body-parser type: the client's fault, so a 400 rather than a 500.
+  if (!("type" in err)) return isClientHttpError(err) ? new AppError("invalid_parameter", "Invalid parameter 'body': the request body could not be read (corrupt or mislabelled Content-Encoding?).") : undefined;
   switch ((err as { type: unknown }).type) {
     case "entity.parse.failed":
       return new AppError("invalid_json", "The request body is not valid JSON.");
