@@ -116,6 +116,13 @@ describe("SPEC/CONTRACT audit regressions", () => {
     });
   });
 
+  it("HEAD on a REST GET route answers like GET, without a body", async () => {
+    const res = await fetch(`${server.url}/api/status`, { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/application\/json/);
+    expect(await res.text()).toBe("");
+  });
+
   it("a corrupt gzip body is a 400, not a 500", async () => {
     const res = await fetch(`${server.url}/v1/chat/completions`, {
       method: "POST",

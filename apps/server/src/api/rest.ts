@@ -29,6 +29,9 @@ export function restHandler(app: AppContext): RequestHandler {
     },
   });
   return (req, res, next) => {
+    // HEAD is GET without a body (RFC 9110), as Express does for its own routes; Node already drops the body
+    // of an answer to a HEAD request, so the adapter only has to route it as a GET.
+    if (req.method === "HEAD") req.method = "GET";
     handler(req, res, next).catch(next);
   };
 }
