@@ -73,7 +73,16 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   const log = options.log;
   child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
   child.stderr?.on("data", (b: Buffer) => log?.(b.toString()));
-  await waitForPort(port, child, 30_000);
+  // If the owner exits without calling stop() (uncaught error, process.exit), take FerretDB down with it.
+  const killOnExit = () => child.kill("SIGTERM");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
+  try {
+    await waitForPort(port, child, 30_000);
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
+  }
   return {
     uri: `mongodb://127.0.0.1:${port}/gateway`,
     stop: () => new Promise<void>((resolve) => {
