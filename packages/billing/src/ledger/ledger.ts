@@ -136,9 +136,13 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     async close() {
       for (const timer of timers) clearInterval(timer);
-      await book.flush(true);
-      // With requests still in flight the reservation stays, and the sweeper of another instance releases it.
-      if (alive && book.isEmpty()) await repo.forgetInstance(instanceId);
+      try {
+        await book.flush(true);
+        // With requests still in flight the reservation stays, and the sweeper of another instance releases it.
+        if (alive && book.isEmpty()) await repo.forgetInstance(instanceId);
+      } catch {
+        // Database already gone: what was not written stays reserved and is released by the sweeper.
+      }
       alive = false;
     },
   };
