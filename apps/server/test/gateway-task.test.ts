@@ -65,8 +65,9 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ object: "image.generation", model: "imageB-1-schnell" });
     expect(body.data).toHaveLength(1);
-    expect(typeof body.data[0].url).toBe("string");
-    expect(typeof body.data[0].b64_json).toBe("string");
+    expect(body.data[0].url).toMatch(/^http/);
+    // SPEC 2.6: base64 image data (the fake serves a PNG at the sample URL)
+    expect(Buffer.from(body.data[0].b64_json, "base64").subarray(1, 4).toString()).toBe("PNG");
     expect(cost).toBe(100_000);
     expect(res.headers.get("x-request-cost")).toBe("0.100000");
   });

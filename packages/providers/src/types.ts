@@ -77,7 +77,7 @@ export interface ImageRequest {
   seed?: number;
   steps?: number;
   guidanceScale?: number;
-  /** openai-images only: "url" (default) or "b64_json" */
+  /** "url" (default) or "b64_json": openai-images asks upstream for that form; flux keeps the URL and also downloads the image data */
   responseFormat?: "url" | "b64_json";
   signal: AbortSignal;
 }

@@ -29,7 +29,16 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
         url: task.pollingUrl, method: "GET", headers: pollHeaders, signal: req.signal, parseError,
         timeoutMs: Math.max(1, deadline - performance.now()),
       }));
-      if (outcome.state === "ready") return toGeneratedImage(outcome, req, index);
+      if (outcome.state === "ready") {
+        const image = toGeneratedImage(outcome, req, index);
+        if (req.responseFormat !== "b64_json") return image;
+        // Flux answers with a short-lived signed URL; the image data is fetched so the caller keeps it.
+        const sample = await client.bytes({
+          url: outcome.url, method: "GET", headers: { accept: "image/*" }, signal: req.signal, parseError,
+          timeoutMs: Math.max(1, deadline - performance.now()),
+        });
+        return { ...image, b64Json: sample.data.toString("base64") };
+      }
     }
   }
 

@@ -37,15 +37,16 @@ export class FakeFlux extends FakeServer {
   }
 
   protected route(ctx: HandlerContext): boolean {
+    // Like BFL's delivery URLs, samples are signed links that need no key.
+    if (ctx.record.method === "GET" && ctx.url.pathname.startsWith("/samples/")) {
+      sendBody(ctx, "image/png", TINY_PNG);
+      return true;
+    }
     if (ctx.req.headers["x-key"] !== this.apiKey) {
       sendJson(ctx.res, 403, { detail: "Not authenticated - Invalid Authentication" });
       return true;
     }
     if (ctx.record.method === "GET" && ctx.url.pathname === "/v1/get_result") return this.poll(ctx);
-    if (ctx.record.method === "GET" && ctx.url.pathname.startsWith("/samples/")) {
-      sendBody(ctx, "image/png", TINY_PNG);
-      return true;
-    }
     const submit = /^\/v1\/([\w.-]+)$/.exec(ctx.url.pathname);
     if (ctx.record.method === "POST" && submit?.[1]) return this.submit(ctx, submit[1]);
     return false;

@@ -60,13 +60,13 @@ async function imageTask(t: TaskContext): Promise<void> {
   const body = parseOrThrow(imageTaskBody, t.body);
   requireConfigured(t.deps, t.model);
   const { images, cost } = await runImages(t.deps, t.meta, {
-    model: t.model, prompt: body.prompt, width: body.width, height: body.height, count: 1,
+    model: t.model, prompt: body.prompt, width: body.width, height: body.height, count: 1, responseFormat: "b64_json",
     seed: body.seed ?? undefined, steps: body.num_inference_steps ?? undefined, guidanceScale: body.guidance_scale ?? undefined,
   });
   setCostHeader(t.res, cost);
   t.res.json({
     id: t.id, object: "image.generation", created: t.created, model: t.model.id,
-    // SPEC 2.6 names both fields; the one the upstream did not provide is an empty string.
+    // SPEC 2.6 names both fields: the upstream's URL and the image data (downloaded by the adapter).
     data: images.map((img) => ({ url: img.url ?? "", b64_json: img.b64Json ?? "" })),
   });
 }
