@@ -159,7 +159,6 @@ async function main() {
 
   log(`3/3 throughput against a ${UPSTREAM_DELAY_MS} ms upstream`);
   const steps = [];
-  let misses = 0;
   for (const connections of CONNECTION_STEPS) {
     const d = await load({ url: slow.info.url, headers: {} }, connections, STEP_SECONDS, slowBody);
     const cpu0 = cpuMs(pid);
@@ -171,9 +170,6 @@ async function main() {
     };
     steps.push(step);
     log(JSON.stringify(step));
-    // Past the knee the added p99 only grows: two misses in a row end the search.
-    misses = step.addedP99 <= ADDED_P99_BUDGET_MS && step.errors === 0 ? 0 : misses + 1;
-    if (misses >= 2) break;
   }
   const within = steps.filter((s) => s.addedP99 <= ADDED_P99_BUDGET_MS && s.errors === 0);
   results.throughput = {
