@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
@@ -66,6 +66,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.shutdown();
       await db.close();
+      // Every server gets a fresh data dir; remove it so repeated runs don't pile up in the temp dir.
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
