@@ -3,7 +3,7 @@
 // stripe-mock for tests) from their Go modules, once, into TOOLS_DIR (default .tools/bin).
 // Usage: node scripts/install-tools.mjs [ferretdb] [stripe-mock]
 import { execFileSync } from "node:child_process";
-import { cpSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +18,16 @@ const TOOLS = {
 };
 
 function go(args, cwd) {
-  return execFileSync("go", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    return execFileSync("go", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  } catch (err) {
+    if (err.code === "ENOENT") {
+      console.error("[install-tools] Go is needed to build FerretDB and stripe-mock and is not on PATH.");
+      console.error("[install-tools] Install Go >= 1.21 (https://go.dev/dl/); it fetches the toolchain the modules pin.");
+      process.exit(1);
+    }
+    throw err;
+  }
 }
 
 function makeWritable(dir) {
@@ -36,7 +45,10 @@ function build(name) {
   const tool = TOOLS[name];
   if (!tool) throw new Error(`unknown tool ${name}; known: ${Object.keys(TOOLS).join(", ")}`);
   const out = path.join(binDir, name);
-  if (existsSync(out)) return;
+  // A stamp beside the binary records the version it was built from, so a version bump rebuilds it
+  // (a binary without a stamp predates stamps and is kept).
+  const stamp = `${out}.version`;
+  if (existsSync(out) && (!existsSync(stamp) || readFileSync(stamp, "utf8").trim() === tool.version)) return;
   console.log(`[install-tools] building ${name} ${tool.version} (once)...`);
   mkdirSync(binDir, { recursive: true });
   const info = JSON.parse(go(["mod", "download", "-json", `${tool.module}@${tool.version}`], binDir));
@@ -52,10 +64,13 @@ function build(name) {
   }
   try {
     // Module zips ship a partial vendor/ (stripe-mock), which go build would otherwise insist on.
-    go(["build", "-mod=mod", "-trimpath", "-o", out, tool.pkg], srcDir);
+    // Built beside the target and renamed into place: a running binary is never overwritten in place.
+    go(["build", "-mod=mod", "-trimpath", "-o", `${out}.tmp`, tool.pkg], srcDir);
+    renameSync(`${out}.tmp`, out);
   } finally {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
+  writeFileSync(stamp, `${tool.version}\n`);
   console.log(`[install-tools] ${name} -> ${out}`);
 }
 
