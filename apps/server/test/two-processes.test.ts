@@ -81,9 +81,11 @@ describe("two gateway processes sharing one database and one Redis", () => {
     for (const res of responses.filter((r) => r.status === 200)) expect(Number(res.headers.get("x-request-cost"))).toBe(0.1);
 
     // Each process writes its charges and gives unused reserved credits back once the user is idle (about a second).
+    // The balance can reach its final value before the (amount 0) settle entries land, so wait for both.
     const expected = (K - ok) * IMAGE_COST;
+    const settled = async () => (await ledger.entries(user.id, { limit: 500, kinds: ["settle"] })).length;
     const deadline = Date.now() + 10_000;
-    while ((await ledger.balance(user.id)) !== expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (((await ledger.balance(user.id)) !== expected || (await settled()) < ok) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect(await ledger.balance(user.id)).toBe(expected);
     const entries = await ledger.entries(user.id, { limit: 500 });
     expect(entries.reduce((s, e) => s + e.amount, 0)).toBe(expected);
