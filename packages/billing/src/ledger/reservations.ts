@@ -22,13 +22,15 @@ interface UserReservation {
 export interface ReservationPolicy {
   /** a top-up reserves this many times what the request needs (more requests then run without a write) */
   chunkMultiplier: number;
+  /** and at least this much (micro-dollars), or what the balance has when that is less */
+  minChunk: number;
   /** but never more than this per top-up (micro-dollars) */
   maxChunk: number;
   /** unused credits go back after this long without a request */
   idleMs: number;
 }
 
-export const DEFAULT_RESERVATION_POLICY: ReservationPolicy = { chunkMultiplier: 20, maxChunk: 5_000_000, idleMs: 1_000 };
+export const DEFAULT_RESERVATION_POLICY: ReservationPolicy = { chunkMultiplier: 20, minChunk: 1_000_000, maxChunk: 5_000_000, idleMs: 1_000 };
 
 const available = (r: UserReservation) => r.reserved - r.inFlightTotal - r.pendingTotal;
 
@@ -132,7 +134,8 @@ export class ReservationBook {
   }
 
   private async reserve(userId: string, r: UserReservation, need: number): Promise<boolean> {
-    let amount = Math.max(need, Math.min(need * this.policy.chunkMultiplier, this.policy.maxChunk));
+    // A top-up blocks this user's new requests on one write: make it rare (a cheap chat request needs ~50 micro-dollars).
+    let amount = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
     for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = await this.writer.append(userId, this.movement(userId, "hold", -amount, true));
       if (outcome.status === "applied") {
