@@ -1,6 +1,7 @@
 // Token counting used when an upstream reports no usage (and by the gateway to size holds).
-// gpt-tokenizer is pure JS; its default encoding (o200k_base) is close enough for every text model we sell.
-import { countTokens as countEncodedTokens } from "gpt-tokenizer";
+// gpt-tokenizer is pure JS. cl100k_base is the encoding of the textA-4 / 3.5 family, close enough for the other text
+// models we sell, and half the memory of the default o200k_base (about 36 MB of RSS instead of 69).
+import { countTokens as countEncodedTokens } from "gpt-tokenizer/encoding/cl100k_base";
 import type { ChatMessage } from "./types";
 
 export function countTokens(text: string): number {
