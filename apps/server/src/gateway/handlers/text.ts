@@ -39,44 +39,51 @@ export interface TextAnswer {
   cost: number;
 }
 
+/**
+ * One non-streamed text call: hold the worst case (prompt + completion budget), call upstream, settle to the usage
+ * it reports, and record it.
+ */
+async function billedText<R extends { usage: { promptTokens: number; completionTokens: number } }>(
+  deps: GatewayDeps,
+  meta: RequestMeta,
+  model: ModelDefinition,
+  budget: { promptTokens: number; maxTokens?: number },
+  call: () => Promise<R>,
+  outputText: (result: R) => string,
+): Promise<{ result: R; cost: number }> {
+  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens);
+  const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
+  const { result, cost } = await billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage));
+  recordUsage(deps, meta, {
+    model: model.id, type: "text", costMicros: cost,
+    promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens,
+    outputBytes: Buffer.byteLength(outputText(result)),
+  });
+  return { result, cost };
+}
+
 /** A non-streamed chat call with hold/settle and a usage record. */
-export async function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
+export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
   const promptTokens = countPromptTokens(deps, call.messages);
-  const budget = completionBudget(call.model, promptTokens, call.maxTokens);
-  const worstCase = textCost(call.model, { promptTokens, completionTokens: budget });
-  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.chat({
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens }, () => deps.providers.chat({
     model: call.model,
     messages: call.messages,
     maxTokens: call.maxTokens,
     temperature: call.temperature,
     passthrough: call.passthrough,
     signal: meta.signal,
-  }), (r) => textCost(call.model, r.usage));
-  recordUsage(deps, meta, {
-    model: call.model.id, type: "text", costMicros: cost,
-    promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens,
-    outputBytes: Buffer.byteLength(result.content),
-  });
-  return { result, cost };
+  }), (r) => r.content);
 }
 
-export async function runCompletion(
+export function runCompletion(
   deps: GatewayDeps,
   meta: RequestMeta,
   call: { model: ModelDefinition; prompt: string; maxTokens?: number; temperature?: number; passthrough?: Record<string, unknown> },
 ): Promise<{ result: CompletionResult; cost: number }> {
   const promptTokens = deps.providers.countTokens(call.prompt) + TOKENS_PER_REPLY;
-  const budget = completionBudget(call.model, promptTokens, call.maxTokens);
-  const worstCase = textCost(call.model, { promptTokens, completionTokens: budget });
-  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.completion({
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens }, () => deps.providers.completion({
     model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal,
-  }), (r) => textCost(call.model, r.usage));
-  recordUsage(deps, meta, {
-    model: call.model.id, type: "text", costMicros: cost,
-    promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens,
-    outputBytes: Buffer.byteLength(result.text),
-  });
-  return { result, cost };
+  }), (r) => r.text);
 }
 
 export async function runEmbeddings(
