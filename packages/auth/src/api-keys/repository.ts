@@ -14,18 +14,8 @@ export interface ApiKeyRecord {
   usageCount: number;
 }
 
-interface ApiKeyDoc {
-  _id: string;
-  userId: string;
-  name: string;
-  description: string;
-  prefix: string;
-  hash: string;
-  createdAt: Date;
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
-  usageCount: number;
-}
+/** The stored document: the record with its id as `_id`. */
+type ApiKeyDoc = Omit<ApiKeyRecord, "id"> & { _id: string };
 
 const apiKeySchema = new Schema<ApiKeyDoc>(
   {

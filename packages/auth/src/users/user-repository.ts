@@ -48,15 +48,8 @@ function toUser(doc: UserDoc): User {
   return user;
 }
 
-export interface NewUser {
-  email: string;
-  name: string;
-  passwordHash?: string;
-  emailVerifiedAt?: Date;
-  googleId?: string;
-  githubId?: string;
-  createdAt: Date;
-}
+/** What creating a user needs: the document without its id and later-life fields. */
+export type NewUser = Omit<UserDoc, "_id" | "passwordChangedAt" | "deletedAt">;
 
 export interface UserRepository {
   /** throws account_exists when the e-mail is taken */
