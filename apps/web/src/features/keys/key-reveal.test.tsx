@@ -4,7 +4,7 @@ import type { CreatedKey } from "./api";
 import { KeyReveal } from "./key-reveal";
 
 const created: CreatedKey = {
-  id: "key_1", name: "ci", description: "", key: "ak-live-0123456789abcdefghijABCDEFGHIJxyz",
+  id: "key_1", name: "ci", description: "", key: "ak-test-0123456789abcdefghijABCDEFGHIJxyz",
   prefix: "ak-live-0123", created_at: "2025-01-01T00:00:00.000Z", status: "active" as const,
 };
 
