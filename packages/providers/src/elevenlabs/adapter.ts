@@ -1,11 +1,11 @@
 // ElevenLabs adapter: resolves voice names, then calls TTS / STS / STT through the shared client.
-import type { EndpointResolver } from "../endpoint";
+import type { Endpoint, EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
 import type { AudioResult, SpeechRequest, SpeechToSpeechRequest, TranscriptionRequest, TranscriptionResult } from "../types";
 import {
   buildSpeechToSpeechRequest, buildSpeechToTextRequest, buildTextToSpeechRequest, checkAudio, parseError,
-  parseSpeechToTextResponse,
+  parseSpeechToTextResponse, type BuiltSpeechRequest,
 } from "./transform";
 import type { VoiceDirectory } from "./voice-directory";
 
@@ -16,24 +16,21 @@ export interface SpeechAdapter {
 }
 
 export function createElevenLabsAdapter(client: UpstreamClient, endpointFor: EndpointResolver, voices: VoiceDirectory): SpeechAdapter {
-  return {
-    async textToSpeech(req) {
-      const endpoint = endpointFor(req.model);
-      const voiceId = await voices.resolve(endpoint, req.voice);
-      const built = buildTextToSpeechRequest(endpoint, upstreamModelName(req.model), voiceId, req);
-      const audio = await client.bytes({ ...built, signal: req.signal, parseError });
-      checkAudio(audio.contentType, audio.data);
-      return { audio: audio.data, contentType: audio.contentType };
-    },
+  /** Both voice endpoints: resolve the voice name, send, and check that audio came back. */
+  async function voiceAudio<R extends SpeechRequest | SpeechToSpeechRequest>(
+    req: R,
+    build: (endpoint: Endpoint, upstreamModel: string, voiceId: string, req: R) => BuiltSpeechRequest,
+  ): Promise<AudioResult> {
+    const endpoint = endpointFor(req.model);
+    const voiceId = await voices.resolve(endpoint, req.voice);
+    const audio = await client.bytes({ ...build(endpoint, upstreamModelName(req.model), voiceId, req), signal: req.signal, parseError });
+    checkAudio(audio.contentType, audio.data);
+    return { audio: audio.data, contentType: audio.contentType };
+  }
 
-    async speechToSpeech(req) {
-      const endpoint = endpointFor(req.model);
-      const voiceId = await voices.resolve(endpoint, req.voice);
-      const built = buildSpeechToSpeechRequest(endpoint, upstreamModelName(req.model), voiceId, req);
-      const audio = await client.bytes({ ...built, signal: req.signal, parseError });
-      checkAudio(audio.contentType, audio.data);
-      return { audio: audio.data, contentType: audio.contentType };
-    },
+  return {
+    textToSpeech: (req) => voiceAudio(req, buildTextToSpeechRequest),
+    speechToSpeech: (req) => voiceAudio(req, buildSpeechToSpeechRequest),
 
     async speechToText(req) {
       const built = buildSpeechToTextRequest(endpointFor(req.model), upstreamModelName(req.model), req);
