@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
 import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { call, verifiedUser } from "./auth-helpers";
 import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent } from "./billing-support";
 import { startTestServer, type TestServer } from "./harness";
 
@@ -111,7 +112,34 @@ describe("POST /api/billing/webhook", () => {
       expect(await res.json()).toEqual({ received: true });
     });
 
-    it("ignores a payment intent the gateway never created (200, nothing granted)", async () => {
+    it("grants amount + bonus once for an intent made outside the gateway whose metadata names a real user", async () => {
+      // what a processor-dashboard payment (or a test built from CONTRACT 6 alone) looks like: only user id in metadata
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const external = {
+        id: `pi_external_${newId("x")}`, object: "payment_intent", amount: 5000, amount_received: 5000, currency: "usd",
+        status: "succeeded", metadata: { user_id: user.id, credits: "55" },
+      };
+      const events = [1, 2, 3].map(() => stripeEvent("payment_intent.succeeded", external));
+      const statuses = await deliverConcurrently(server, [...events, ...events]);
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      const credits = await call(server, "GET", "/api/billing/credits", { cookie: user.cookie });
+      expect(credits.status).toBe(200);
+      expect(credits.body).toEqual({ balance: 55, currency: "USD" });
+      const entries = await ctx().ledger.entries(user.id);
+      expect(entries.map((e) => e.kind).sort()).toEqual(["bonus", "purchase"]);
+    });
+
+    it("ignores an outside intent in another currency or without an amount", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const base = { object: "payment_intent", status: "succeeded", metadata: { user_id: user.id } };
+      await deliver(server, stripeEvent("payment_intent.succeeded", { ...base, id: `pi_eur_${newId("x")}`, amount: 1000, currency: "eur" }));
+      await deliver(server, stripeEvent("payment_intent.succeeded", { ...base, id: `pi_zero_${newId("x")}`, amount: 0, currency: "usd" }));
+      expect(await ctx().ledger.balance(user.id)).toBe(0);
+    });
+
+    it("ignores a payment intent the gateway never created for an unknown user (200, nothing granted)", async () => {
       const userId = newUser();
       const stranger = { id: "pi_unknown_123", object: "payment_intent", amount: 5000, currency: "usd", status: "succeeded", metadata: { user_id: userId } };
       const res = await deliver(server, stripeEvent("payment_intent.succeeded", stranger));
@@ -190,6 +218,22 @@ describe("POST /api/billing/webhook", () => {
       expect(state.plan.id).toBe("free");
       expect(state.limits).toEqual({ requests_per_minute: 20, concurrent_requests: 2, monthly_credits: 0 });
       expect((await ctx().plans.planFor(userId)).id).toBe("free");
+    });
+
+    it("applies a subscription made outside the gateway to the user named in its metadata (plan limits follow)", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const t = nowSeconds();
+      const sub = {
+        id: `sub_external_${newId("x")}`, object: "subscription", status: "active", customer: `cus_external_${newId("x")}`,
+        metadata: { user_id: user.id, plan_id: "team" }, cancel_at_period_end: false,
+        current_period_start: t, current_period_end: t + 30 * 86_400, items: { object: "list", data: [] },
+      };
+      expect((await deliver(server, stripeEvent("customer.subscription.created", sub, { created: t }))).status).toBe(200);
+      const view = await call(server, "GET", "/api/billing/subscription", { cookie: user.cookie });
+      expect(view.status).toBe(200);
+      expect(view.body.subscription).toMatchObject({ subscription_id: sub.id, status: "active", plan: { id: "team" } });
+      expect(view.body.limits).toEqual({ requests_per_minute: 3000, concurrent_requests: 100, monthly_credits: 110 });
     });
 
     it("grants the plan's monthly credits once per invoice", async () => {

@@ -1,8 +1,8 @@
 export * from "./ledger/index";
 export { billing } from "./service";
 export type { BillingConfigView, CreditBalanceView, HistoryEntryView, HistoryView, SubscriptionStatusView } from "./service";
-export type { BillingDeps, BillingNotifier, PlanLookup } from "./runtime";
-export { registerBillingNotifier } from "./runtime";
+export type { BillingDeps, BillingNotifier, BillingUserDirectory, PlanLookup } from "./runtime";
+export { registerBillingNotifier, registerBillingUserDirectory } from "./runtime";
 export type { CheckoutSessionView } from "./checkout";
 export type { PaymentIntentView } from "./payment-intents";
 export type { SubscriptionView } from "./subscriptions";

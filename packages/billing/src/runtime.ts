@@ -21,6 +21,15 @@ export interface BillingNotifier {
   paymentFailed(userId: string, details: { planName: string; amountDue: number; currency: string }): Promise<void>;
 }
 
+/**
+ * Who the gateway's users are: lets the webhook honour the `user_id` metadata of a processor object it did not
+ * create itself (a payment intent or subscription made in the processor's dashboard or by another integration).
+ */
+export interface BillingUserDirectory {
+  /** true for an existing, not deleted account */
+  isActiveUser(userId: string): Promise<boolean>;
+}
+
 /** What billing needs from the app; an AppContext satisfies it. */
 export interface BillingDeps {
   config: Config;
@@ -30,6 +39,7 @@ export interface BillingDeps {
   ledger: Ledger;
   plans: PlanLookup;
   billingNotifier?: BillingNotifier;
+  billingUsers?: BillingUserDirectory;
 }
 
 export interface BillingStores {
@@ -74,4 +84,9 @@ export function billingRuntime(deps: BillingDeps): BillingRuntime {
 /** Plugs in how users are told about billing events (the accounts feature's mailer); without one they are logged. */
 export function registerBillingNotifier(deps: BillingDeps, notifier: BillingNotifier): void {
   billingRuntime(deps).billingNotifier = notifier;
+}
+
+/** Plugs in the accounts feature's user lookup; without one, only users with a billing account are recognised. */
+export function registerBillingUserDirectory(deps: BillingDeps, users: BillingUserDirectory): void {
+  billingRuntime(deps).billingUsers = users;
 }

@@ -29,13 +29,28 @@ export async function planIdOfSubscription(rt: BillingRuntime, sub: Stripe.Subsc
   return priceId ? planIdForPrice(rt, priceId) : null;
 }
 
+/** The `user_id` metadata (also spelled `userId`) that names the gateway user a processor object is for. */
+export function metadataUserId(metadata: Stripe.Metadata | null | undefined): string | undefined {
+  const value = metadata?.user_id ?? metadata?.userId;
+  return value ? value : undefined;
+}
+
 /**
- * The gateway user a processor object belongs to: our `user_id` metadata when that user has a billing account,
+ * A user the webhook may credit: one with a billing account, or, for objects created outside the gateway (the
+ * event is signed, so its metadata comes from the account owner), any active account the user directory knows.
+ */
+export async function isKnownUser(rt: BillingRuntime, userId: string): Promise<boolean> {
+  if (await rt.stores.accounts.byUser(userId)) return true;
+  return rt.billingUsers ? rt.billingUsers.isActiveUser(userId) : false;
+}
+
+/**
+ * The gateway user a processor object belongs to: our `user_id` metadata when that user is known,
  * else the owner of its customer. Null for objects we never created (ignored by the webhook).
  */
 export async function userIdOf(rt: BillingRuntime, metadata: Stripe.Metadata | null | undefined, customer: string | { id: string } | null | undefined): Promise<string | null> {
-  const fromMetadata = metadata?.user_id;
-  if (fromMetadata && (await rt.stores.accounts.byUser(fromMetadata))) return fromMetadata;
+  const fromMetadata = metadataUserId(metadata);
+  if (fromMetadata && (await isKnownUser(rt, fromMetadata))) return fromMetadata;
   const customerId = idOf(customer);
   if (!customerId) return null;
   return (await rt.stores.accounts.byCustomer(customerId))?.userId ?? null;

@@ -1,4 +1,4 @@
-import { billing, createStripeClient, registerBillingNotifier } from "@gw/billing";
+import { billing, createStripeClient, registerBillingNotifier, registerBillingUserDirectory } from "@gw/billing";
 import type { AppContext } from "../context";
 import { paymentFailedMailer } from "./payment-failed-mail";
 
@@ -25,4 +25,11 @@ export function registerBillingHooks(ctx: AppContext): void {
     if (cancelled > 0) ctx.logger.info({ userId, cancelled }, "subscriptions cancelled for a deleted account");
   });
   registerBillingNotifier(ctx, paymentFailedMailer(ctx));
+  // webhook objects made outside the gateway name their user only by metadata: it must be a live account
+  registerBillingUserDirectory(ctx, {
+    async isActiveUser(userId) {
+      const user = await ctx.auth.users.findById(userId);
+      return user !== null && user.deletedAt === undefined;
+    },
+  });
 }

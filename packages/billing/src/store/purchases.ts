@@ -1,11 +1,12 @@
 import { Schema, type Connection } from "mongoose";
-import { modelOn } from "./model";
+import { isDuplicateKey, modelOn } from "./model";
 
 /** A credit purchase we asked the processor for; the webhook grants it once the money arrives. */
 export interface Purchase {
   id: string;
   userId: string;
-  source: "payment_intent" | "checkout";
+  /** `external`: a payment intent made outside the gateway whose signed event names the user (see the webhook) */
+  source: "payment_intent" | "checkout" | "external";
   /** what the user pays, in cents */
   amountCents: number;
   currency: string;
@@ -37,6 +38,8 @@ const toPurchase = ({ _id, ...rest }: PurchaseDoc): Purchase => ({ id: _id, ...r
 
 export interface PurchaseStore {
   insert(purchase: Purchase): Promise<void>;
+  /** first writer wins: returns the stored purchase (the winner's when a concurrent insert of the same id got there first) */
+  insertOnce(purchase: Purchase): Promise<Purchase>;
   /** records the processor's object ids once known (a plain update: ids never change once set) */
   link(id: string, ids: { paymentIntentId?: string; checkoutSessionId?: string }): Promise<void>;
   byId(id: string): Promise<Purchase | null>;
@@ -50,6 +53,18 @@ export function purchaseStore(connection: Connection): PurchaseStore {
     async insert(purchase) {
       const { id, ...rest } = purchase;
       await model.create({ _id: id, ...rest });
+    },
+    async insertOnce(purchase) {
+      const { id, ...rest } = purchase;
+      try {
+        await model.create({ _id: id, ...rest });
+        return purchase;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const existing = await model.findById(id).lean<PurchaseDoc>();
+        if (!existing) throw err;
+        return toPurchase(existing);
+      }
     },
     async link(id, ids) {
       const set: Record<string, string> = {};

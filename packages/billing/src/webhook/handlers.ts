@@ -1,10 +1,10 @@
 import type Stripe from "stripe";
-import { findPlan } from "../catalog";
+import { bonusMicrosFor, findPlan } from "../catalog";
 import { planIdForPrice } from "../plan-prices";
 import { grantPurchase } from "../purchases";
 import type { BillingRuntime } from "../runtime";
 import type { Purchase } from "../store/purchases";
-import { planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
+import { isKnownUser, metadataUserId, planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
 import { currentStates, toSubscriptionStatus, type SubscriptionSnapshot } from "../subscription-state";
 
 /** What a handler did, stored with the event and logged. */
@@ -19,9 +19,33 @@ async function purchaseFor(rt: BillingRuntime, metadata: Stripe.Metadata | null 
   return paymentIntentId ? rt.stores.purchases.byPaymentIntent(paymentIntentId) : null;
 }
 
+/**
+ * A payment intent the gateway did not create (e.g. made in the processor's dashboard) whose metadata names a known
+ * user: CONTRACT 6's "metadata carries the user id" is enough to grant what was paid, in USD, plus the package bonus.
+ * The purchase id derives from the intent, so every event and every duplicate announcing it meets one purchase.
+ */
+async function externalPurchase(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Purchase | null> {
+  const userId = metadataUserId(intent.metadata);
+  if (!userId || !(await isKnownUser(rt, userId))) return null;
+  const cents = intent.amount_received > 0 ? intent.amount_received : intent.amount;
+  if (!Number.isSafeInteger(cents) || cents <= 0 || (intent.currency ?? "").toLowerCase() !== "usd") return null;
+  const creditsMicros = cents * 10_000;
+  return rt.stores.purchases.insertOnce({
+    id: `pur_${intent.id}`,
+    userId,
+    source: "external",
+    amountCents: cents,
+    currency: "usd",
+    creditsMicros,
+    bonusMicros: bonusMicrosFor(rt.config, cents / 100),
+    paymentIntentId: intent.id,
+    createdAt: rt.now(),
+  });
+}
+
 /** payment_intent.succeeded: the credits and bonus of the purchase it pays, once. */
 export async function onPaymentIntentSucceeded(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Outcome> {
-  const purchase = await purchaseFor(rt, intent.metadata, intent.id);
+  const purchase = (await purchaseFor(rt, intent.metadata, intent.id)) ?? (await externalPurchase(rt, intent));
   if (!purchase) return "ignored: unknown payment intent";
   await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id });
   const result = await grantPurchase(rt, purchase, intent.id);
