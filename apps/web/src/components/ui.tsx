@@ -1,5 +1,5 @@
 import { useEffect, useRef, type ReactNode } from "react";
-import { errorMessage } from "../lib/api-error";
+import { errorMessage, type ErrorMessages } from "../lib/api-error";
 
 export function Spinner({ label = "Loading…" }: { label?: string }) {
   return (
@@ -19,7 +19,7 @@ export function FullPageSpinner() {
 }
 
 /** Shows an API or network error; focuses itself so keyboard and screen-reader users notice it. */
-export function ErrorAlert({ error, title }: { error: unknown; title?: string }) {
+export function ErrorAlert({ error, title, messages }: { error: unknown; title?: string; messages?: ErrorMessages }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (error) ref.current?.focus();
@@ -28,7 +28,7 @@ export function ErrorAlert({ error, title }: { error: unknown; title?: string })
   return (
     <div className="alert alert-error" role="alert" tabIndex={-1} ref={ref}>
       {title ? <strong>{title}: </strong> : null}
-      {errorMessage(error)}
+      {errorMessage(error, messages)}
     </div>
   );
 }

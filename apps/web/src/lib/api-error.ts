@@ -60,9 +60,14 @@ export function normalizeError(err: unknown): unknown {
   return err;
 }
 
-export function errorMessage(raw: unknown): string {
+/** Per-code wording for one form, where the generic text would mislead (e.g. no e-mail field to blame). */
+export type ErrorMessages = Readonly<Partial<Record<string, string>>>;
+
+export function errorMessage(raw: unknown, overrides: ErrorMessages = {}): string {
   const err = normalizeError(raw);
   if (err instanceof ApiError) {
+    const override = overrides[err.code];
+    if (override) return override;
     if (PREFER_SERVER_MESSAGE.has(err.code) && err.message) return err.message;
     if (err.code === "insufficient_credits" && typeof err.extras.current_balance === "number") {
       return `${FRIENDLY.insufficient_credits} (balance $${err.extras.current_balance.toFixed(2)})`;

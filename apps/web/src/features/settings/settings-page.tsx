@@ -7,6 +7,9 @@ import { passwordAcceptable } from "../auth/password-rules";
 import { PasswordRulesList } from "../auth/password-rules-list";
 import { useChangePassword, useDeleteAccount, useUpdateProfile } from "./api";
 
+/** invalid_credentials here means the current password was wrong: there is no e-mail field to blame. */
+const PASSWORD_CHECK_MESSAGES = { invalid_credentials: "Your current password is incorrect." };
+
 function ProfileCard() {
   const me = useMe();
   const update = useUpdateProfile();
@@ -54,7 +57,7 @@ function PasswordCard() {
           <input type="password" name="new-password" autoComplete="new-password" aria-describedby="settings-password-rules" value={next} onChange={(e) => setNext(e.target.value)} />
         </label>
         <PasswordRulesList password={next} id="settings-password-rules" />
-        <ErrorAlert error={localError ?? change.error} />
+        <ErrorAlert error={localError ?? change.error} messages={PASSWORD_CHECK_MESSAGES} />
         {change.isSuccess ? <Notice tone="success">Password changed. Other sessions were signed out.</Notice> : null}
         <button type="submit" className="btn btn-primary" disabled={change.isPending || !next}>Change password</button>
       </form>
@@ -93,7 +96,7 @@ function DeleteCard() {
           <span>Password <span className="muted">(leave empty if you sign in with Google or GitHub)</span></span>
           <input type="password" name="delete-password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
-        <ErrorAlert error={del.error} />
+        <ErrorAlert error={del.error} messages={PASSWORD_CHECK_MESSAGES} />
         <button type="submit" className="btn btn-danger" disabled={!ready || del.isPending}>
           {del.isPending ? "Deleting…" : "Delete my account permanently"}
         </button>
