@@ -1,13 +1,18 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { formatDate, formatNumber } from "../../lib/format";
 import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey } from "./api";
 import { KeyReveal } from "./key-reveal";
 
-function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
+function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKey) => void; focusOnMount: boolean }) {
   const create = useCreateKey();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
+  const nameInput = useRef<HTMLInputElement>(null);
+  // Back from the key reveal, keyboard users continue here rather than at the top of the page.
+  useEffect(() => {
+    if (focusOnMount) nameInput.current?.focus();
+  }, [focusOnMount]);
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -25,7 +30,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
     <form className="form form-inline" onSubmit={submit} noValidate>
       <label className="field">
         <span>Name</span>
-        <input name="key-name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. production backend" />
+        <input ref={nameInput} name="key-name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. production backend" />
       </label>
       <label className="field grow">
         <span>Description <span className="muted">(optional)</span></span>
@@ -42,20 +47,39 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
 function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   const revoke = useRevokeKey();
   const [confirming, setConfirming] = useState(false);
+  const revokeButton = useRef<HTMLButtonElement>(null);
+  const cancelled = useRef(false);
+  // A cancelled confirmation hands focus back to the Revoke button it replaced, not to the page body.
+  useEffect(() => {
+    if (!confirming && cancelled.current) {
+      cancelled.current = false;
+      revokeButton.current?.focus();
+    }
+  }, [confirming]);
+
+  function cancel() {
+    cancelled.current = true;
+    setConfirming(false);
+  }
+
+  function onKeyDown(event: KeyboardEvent) {
+    if (event.key === "Escape" && !revoke.isPending) cancel();
+  }
+
   if (!confirming) {
     return (
-      <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setConfirming(true)} aria-label={`Revoke key ${apiKey.name}`}>
+      <button ref={revokeButton} type="button" className="btn btn-small btn-danger-outline" onClick={() => setConfirming(true)} aria-label={`Revoke key ${apiKey.name}`}>
         Revoke
       </button>
     );
   }
   return (
-    <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`}>
+    <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`} onKeyDown={onKeyDown}>
       <span>Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
       <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: apiKey.id })} autoFocus>
         {revoke.isPending ? "Revoking…" : "Yes, revoke"}
       </button>
-      <button type="button" className="btn btn-small" onClick={() => setConfirming(false)}>Cancel</button>
+      <button type="button" className="btn btn-small" onClick={cancel}>Cancel</button>
       <ErrorAlert error={revoke.error} />
     </div>
   );
@@ -88,11 +112,16 @@ function KeysTable({ keys }: { keys: ApiKey[] }) {
 export function KeysPage() {
   const keys = useKeys();
   const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [revealed, setRevealed] = useState(false);
+  function dismissReveal() {
+    setCreated(null);
+    setRevealed(true);
+  }
   return (
     <>
       <PageTitle subtitle="Keys authenticate programmatic calls: send them as Authorization: Bearer <key>.">API keys</PageTitle>
       <Card title="Create a key">
-        {created ? <KeyReveal created={created} onDone={() => setCreated(null)} /> : <CreateKeyForm onCreated={setCreated} />}
+        {created ? <KeyReveal created={created} onDone={dismissReveal} /> : <CreateKeyForm onCreated={setCreated} focusOnMount={revealed} />}
       </Card>
       <Card title="Active keys">
         {keys.isPending ? <Spinner /> : null}
