@@ -4,9 +4,13 @@ import { formatMoney, formatNumber } from "../../lib/format";
 import { apiFetch } from "../../lib/http";
 import { estimateCost, runTask, type ImageResult, type ModelInfo, type SpeechResult } from "./api";
 
-function dataUrl(mime: string, b64?: string, url?: string): string | undefined {
-  if (url) return url;
-  return b64 ? `data:${mime};base64,${b64}` : undefined;
+/**
+ * The embedded bytes first: the gateway already fetched them, while an upstream delivery URL may expire, sit on a host
+ * the browser cannot reach, or refuse hotlinking. The URL is the fallback when no data came back.
+ */
+function mediaSrc(mime: string, b64?: string, url?: string): string | undefined {
+  if (b64) return `data:${mime};base64,${b64}`;
+  return url || undefined;
 }
 
 export function ImagePanel({ model }: { model: ModelInfo }) {
@@ -31,7 +35,7 @@ export function ImagePanel({ model }: { model: ModelInfo }) {
         srcs = res.images.map((img) => img.url);
       } else {
         const res = await runTask<ImageResult>({ model: model.id, prompt: prompt.trim(), width: px, height: px }, abort.current.signal);
-        srcs = res.data.flatMap((d) => dataUrl("image/png", d.b64_json, d.url) ?? []);
+        srcs = res.data.flatMap((d) => mediaSrc("image/png", d.b64_json, d.url) ?? []);
       }
       setResult({ srcs, cost: estimateCost(model.pricing, { images: srcs.length }) });
     } catch (err) {
@@ -83,7 +87,7 @@ export function SpeechPanel({ model }: { model: ModelInfo }) {
     try {
       const res = await runTask<SpeechResult>({ model: model.id, text: text.trim(), voice: voice.trim() }, new AbortController().signal);
       const chars = text.trim().length;
-      setResult({ src: dataUrl("audio/mpeg", res.audio.b64_json, res.audio.url), chars, cost: estimateCost(model.pricing, { characters: chars }) });
+      setResult({ src: mediaSrc("audio/mpeg", res.audio.b64_json, res.audio.url), chars, cost: estimateCost(model.pricing, { characters: chars }) });
     } catch (err) {
       setError(err);
     } finally {
