@@ -58,9 +58,10 @@ export function OverviewPage() {
       <Card
         title="Last 30 days"
         actions={
-          <div className="segmented" role="radiogroup" aria-label="Chart metric">
+          // Toggle buttons (aria-pressed) rather than radios: radios promise arrow-key movement these buttons don't have.
+          <div className="segmented" role="group" aria-label="Chart metric">
             {(["cost", "requests"] as const).map((m) => (
-              <button key={m} type="button" role="radio" aria-checked={metric === m} className={metric === m ? "active" : ""} onClick={() => setMetric(m)}>
+              <button key={m} type="button" aria-pressed={metric === m} className={metric === m ? "active" : ""} onClick={() => setMetric(m)}>
                 {m === "cost" ? "Spend" : "Requests"}
               </button>
             ))}
