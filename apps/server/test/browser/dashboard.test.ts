@@ -133,6 +133,10 @@ describe("dashboard in a real browser", () => {
   });
 
   it("revokes the key after confirmation, and the key stops working", async () => {
+    // Escape backs out of the confirmation and hands focus back to the Revoke button (keyboard users)
+    await page.getByRole("button", { name: "Revoke key ci" }).click();
+    await page.keyboard.press("Escape");
+    await expect(page.getByRole("button", { name: "Revoke key ci" }).evaluate((el) => el === document.activeElement)).resolves.toBe(true);
     await page.getByRole("button", { name: "Revoke key ci" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await page.getByText("No keys yet").waitFor();

@@ -28,6 +28,12 @@ describe("errorMessage", () => {
     expect(errorMessage(toApiError(401, { error: { code: "invalid_credentials", message: "x" } }))).toMatch(/don't match/);
     expect(errorMessage(toApiError(409, { error: { code: "account_exists", message: "x" } }))).toMatch(/already exists/);
   });
+
+  it("lets one form word a code its own way, leaving other codes alone", () => {
+    const overrides = { invalid_credentials: "Your current password is incorrect." };
+    expect(errorMessage(toApiError(401, { error: { code: "invalid_credentials", message: "x" } }), overrides)).toBe("Your current password is incorrect.");
+    expect(errorMessage(toApiError(409, { error: { code: "account_exists", message: "x" } }), overrides)).toMatch(/already exists/);
+  });
 });
 
 describe("isSessionLost", () => {
