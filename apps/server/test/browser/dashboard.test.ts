@@ -136,7 +136,7 @@ describe("dashboard in a real browser", () => {
     // Escape backs out of the confirmation and hands focus back to the Revoke button (keyboard users)
     await page.getByRole("button", { name: "Revoke key ci" }).click();
     await page.keyboard.press("Escape");
-    await expect(page.getByRole("button", { name: "Revoke key ci" }).evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+    await page.getByRole("button", { name: "Revoke key ci" }).and(page.locator(":focus")).waitFor();
     await page.getByRole("button", { name: "Revoke key ci" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
     await page.getByText("No keys yet").waitFor();
