@@ -11,6 +11,16 @@ const WIDTH = 720;
 const HEIGHT = 220;
 const PAD = { top: 10, right: 8, bottom: 24, left: 76 };
 
+/** Bottom, middle and top lines; the middle one only where it is a whole number of requests. */
+function gridLines(top: number, metric: ChartMetric): number[] {
+  return metric === "cost" || Number.isInteger(top / 2) ? [0, 0.5, 1] : [0, 1];
+}
+
+/** Axis values keep three significant digits ($0.125, not $0.13): grid steps are finer than cents. */
+function axisLabel(value: number, metric: ChartMetric): string {
+  return metric === "cost" ? `$${Number(value.toPrecision(3))}` : formatNumber(value);
+}
+
 /** Stacked bars in plain SVG; the table fallback below it carries the same numbers for screen readers. */
 export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMetric }) {
   const format = metric === "cost" ? formatMoney : formatNumber;
@@ -25,10 +35,10 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
   return (
     <figure className="chart">
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`${metric === "cost" ? "Spend" : "Requests"} per day for the last ${data.days.length} days, total ${format(data.total)}`}>
-        {[0, 0.5, 1].map((f) => (
+        {gridLines(top, metric).map((f) => (
           <g key={f}>
             <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(top * f)} y2={y(top * f)} className="grid" />
-            <text x={PAD.left - 6} y={y(top * f) + 4} textAnchor="end" className="axis">{format(top * f)}</text>
+            <text x={PAD.left - 6} y={y(top * f) + 4} textAnchor="end" className="axis">{axisLabel(top * f, metric)}</text>
           </g>
         ))}
         {data.days.map((day, i) => {
