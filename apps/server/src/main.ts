@@ -29,6 +29,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
+    // Draining writes to a database that is gone would wait on driver timeouts: bound the whole shutdown.
+    setTimeout(() => {
+      logger.error("shutdown took longer than 10 s; exiting");
+      void embedded?.stop().finally(() => process.exit(1));
+    }, 10_000).unref();
     server.close();
     server.closeIdleConnections();
     await app.shutdown();
