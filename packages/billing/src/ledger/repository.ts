@@ -2,22 +2,9 @@ import type { Collection, MongoBulkWriteError } from "mongodb";
 import type { Database } from "@gw/db";
 import type { LedgerEntry, LedgerEntryKind } from "./types";
 
-/** Stored shape: `_id` is `<userId>:<seq>` so the primary key itself makes each position of a chain single-use. */
-export interface LedgerDoc {
-  _id: string;
-  userId: string;
-  seq: number;
-  kind: LedgerEntryKind;
-  amount: number;
-  balanceAfter: number;
-  idempotencyKey: string;
-  holdId?: string;
-  cost?: number;
-  /** the credit reservation this entry belongs to (reserve, release, and the charges drawn from it) */
-  reservationId?: string;
-  meta?: Record<string, unknown>;
-  createdAt: Date;
-}
+/** Stored shape: the entry with its id as `_id` = `<userId>:<seq>`, so the primary key itself makes each position
+ * of a chain single-use. */
+export type LedgerDoc = Omit<LedgerEntry, "id"> & { _id: string };
 
 /** A live ledger instance; its reservations are released by others once it stops beating. */
 export interface InstanceDoc {
