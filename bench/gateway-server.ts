@@ -24,6 +24,8 @@ const config = loadConfig({
   SESSION_SECRET: "bench-secret-bench-secret-bench-secret-01",
   TEXTA_BASE_URL: instant, TEXTA_API_KEY: "bench", TEXTC_BASE_URL: slow, TEXTC_API_KEY: "bench",
   UPSTREAM_MAX_RETRIES: "0",
+  // extra settings for experiments, e.g. BENCH_GATEWAY_ENV='{"USAGE_FLUSH_INTERVAL_MS":"200"}'
+  ...(JSON.parse(process.env.BENCH_GATEWAY_ENV ?? "{}") as Record<string, string>),
 }, { plans });
 const db = await connectDatabase(mongo.uri);
 const app = await createApp({ config, db });
@@ -32,7 +34,7 @@ if (ledgerMode === "memory") app.context.ledger = createMemoryLedger();
 const userId = newId("usr");
 const key = await app.context.apiKeys.create(userId, { name: "bench" });
 await app.context.ledger.credit(userId, 1_000_000_000_000, { kind: "adjustment", idempotencyKey: newId("bench") });
-const server = createServer(app.express);
+const server = createServer(app.listener);
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address() as AddressInfo;

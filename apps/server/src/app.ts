@@ -1,10 +1,12 @@
-import express, { type Express } from "express";
+import type { RequestListener } from "node:http";
+import express, { type Express, type RequestHandler } from "express";
 import type { Config } from "@gw/config";
 import type { Database } from "@gw/db";
 import { systemClock, type Clock } from "@gw/shared";
 import type { Logger } from "pino";
 import type { AppContext } from "./context";
 import { errorHandler, notFound } from "./http/errors";
+import { DirectRoutes } from "./http/direct-routes";
 import { createLogger } from "./http/logger";
 import { requestId } from "./http/request-id";
 import { createServices } from "./services";
@@ -22,10 +24,17 @@ export interface CreateAppOptions {
 
 export interface App {
   express: Express;
+  /** what the HTTP server runs: the gateway's hot routes directly, everything else through `express` */
+  listener: RequestListener;
   context: AppContext;
   /** stops background work and flushes queued writes (usage records, key stats) */
   shutdown(): Promise<void>;
 }
+
+const noSniff: RequestHandler = (_req, res, next) => {
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  next();
+};
 
 /** Builds the HTTP application without listening, so tests and main.ts share it. */
 export async function createApp(options: CreateAppOptions): Promise<App> {
@@ -41,23 +50,23 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   app.disable("x-powered-by");
   app.set("trust proxy", context.config.trustProxy);
   app.set("etag", false);
-  app.use(requestId);
-  app.use((_req, res, next) => {
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    next();
-  });
+  const common: RequestHandler[] = [requestId, noSniff];
+  app.use(common);
+  const direct = new DirectRoutes();
 
   // Order matters: the webhook needs the raw body, so it is mounted before any JSON parser.
   await mountBilling(app, context);
-  await mountGateway(app, context);
+  await mountGateway(app, context, direct);
   await mountApi(app, context);
   await mountWeb(app, context);
 
+  const onError = errorHandler(context.logger, { debug: context.config.errorDebug });
   app.use(notFound);
-  app.use(errorHandler(context.logger, { debug: context.config.errorDebug }));
+  app.use(onError);
 
   return {
     express: app,
+    listener: direct.listener(app, { before: common, notFound, onError }),
     context,
     async shutdown() {
       for (const hook of shutdownHooks.reverse()) await hook();

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   const db = await connectDatabase(uri);
   const app = await createApp({ config, db, logger });
-  const server = createServer(app.express);
+  const server = createServer(app.listener);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.listen(config.port, config.host, () => {

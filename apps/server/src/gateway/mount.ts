@@ -2,6 +2,7 @@ import { Router, type Express, type RequestHandler } from "express";
 import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
 import type { AppContext } from "../context";
+import type { DirectRoutes } from "../http/direct-routes";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
 import { jsonBody, jsonOrMultipartBody } from "./http/body";
@@ -20,7 +21,12 @@ import { usageRoute } from "./usage/usage-route";
 const HEALTH_TIMEOUT_MS = 400;
 
 /** The gateway routes: task, image and chat-compatible endpoints, the model list and the usage API. */
-export async function mountGateway(app: Express, ctx: AppContext, providers: ProviderGateway = createProviderGateway(ctx.config)): Promise<void> {
+export async function mountGateway(
+  app: Express,
+  ctx: AppContext,
+  direct: DirectRoutes,
+  providers: ProviderGateway = createProviderGateway(ctx.config),
+): Promise<void> {
   ctx.onShutdown(() => providers.close());
   const usageRepo = new UsageRepository(ctx.db);
   const usage = new UsageQueue(usageRepo, ctx.logger, { intervalMs: ctx.config.gateway.usageFlushIntervalMs, batchSize: ctx.config.gateway.usageFlushBatch });
@@ -41,16 +47,24 @@ export async function mountGateway(app: Express, ctx: AppContext, providers: Pro
   const json = jsonBody(ctx.config.jsonBodyLimitBytes);
   const once = idempotency(idempotencyStore, ctx.logger);
 
+  const routes: Array<[method: "GET" | "POST", path: string, handlers: RequestHandler[]]> = [
+    ["POST", "/api/v1/task", [...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes), once, task(deps)]],
+    ["POST", "/api/v1/imageA/generate", [...limited, ...json, once, imageAGenerate(deps)]],
+    ["POST", "/api/v1/imageB.1", [...limited, ...json, once, imageBGenerate(deps)]],
+    ["POST", "/v1/chat/completions", [...limited, ...json, once, chatCompletions(deps)]],
+    ["POST", "/v1/completions", [...limited, ...json, once, completions(deps)]],
+    ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
+    ["GET", "/v1/models", [...limited, models(deps)]],
+    ["GET", "/api/v1/models", [...limited, models(deps)]],
+    ["GET", "/api/usage", [auth, usageRoute(ctx, usageRepo, usage)]],
+  ];
+  // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD).
   const router = Router();
-  router.post("/api/v1/task", ...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes), once, task(deps));
-  router.post("/api/v1/imageA/generate", ...limited, ...json, once, imageAGenerate(deps));
-  router.post("/api/v1/imageB.1", ...limited, ...json, once, imageBGenerate(deps));
-  router.post("/v1/chat/completions", ...limited, ...json, once, chatCompletions(deps));
-  router.post("/v1/completions", ...limited, ...json, once, completions(deps));
-  router.post("/v1/embeddings", ...limited, ...json, once, embeddings(deps));
-  router.get("/v1/models", ...limited, models(deps));
-  router.get("/api/v1/models", ...limited, models(deps));
-  router.get("/api/usage", auth, usageRoute(ctx, usageRepo, usage));
+  for (const [method, path, handlers] of routes) {
+    direct.add(method, path, handlers);
+    if (method === "GET") router.get(path, ...handlers);
+    else router.post(path, ...handlers);
+  }
   app.use(router);
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS));

@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import express, { type RequestHandler } from "express";
+import express, { type Request, type RequestHandler } from "express";
 
 /** body-parser reports an exception thrown by `verify` with the exception's `type`, else this one. */
 export const INVALID_UTF8_TYPE = "entity.verify.failed";
@@ -46,7 +46,102 @@ function checkRawJson(_req: unknown, _res: unknown, buf: Buffer): void {
   if (jsonDepthExceeds(buf, MAX_JSON_DEPTH)) throw Object.assign(new Error("The request body is nested too deeply."), { type: TOO_DEEP_TYPE });
 }
 
+const UTF8_BOM = "\uFEFF";
+/** space, tab, line feed, carriage return */
+const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** An error body-parser would have raised, so the error handler maps both alike. */
+const bodyError = (type: string, message: string, status = 400) => Object.assign(new Error(message), { type, status, expose: true });
+
+/** `application/json`, with no charset or UTF-8: the only content type the lean reader takes. */
+export function isPlainJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const lower = contentType.toLowerCase();
+  const semi = lower.indexOf(";");
+  if (semi === -1) return lower.trim() === "application/json";
+  if (lower.slice(0, semi).trim() !== "application/json") return false;
+  const params = lower.slice(semi + 1).trim();
+  return params === "" || params === "charset=utf-8" || params === 'charset="utf-8"';
+}
+
+/**
+ * Reads and parses a plain (unencoded, UTF-8) JSON body in one pass with the same rules and errors as the
+ * body-parser configuration below; returns false for anything else (compressed bodies, other charsets, other
+ * types), which body-parser then handles.
+ */
+function readPlainJson(req: Request, limitBytes: number, next: (err?: unknown) => void): boolean {
+  const headers = req.headers;
+  const encoding = headers["content-encoding"];
+  if ((encoding !== undefined && encoding.toLowerCase() !== "identity") || !isPlainJson(headers["content-type"]) || (req.complete && !req.readable)) return false;
+  const declared = headers["content-length"];
+  if (declared === undefined && headers["transfer-encoding"] === undefined) {
+    req.body = undefined;
+    next();
+    return true;
+  }
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    next(bodyError("entity.too.large", "request entity too large", 413));
+    req.resume();
+    return true;
+  }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let done = false;
+  const finish = (err?: unknown) => {
+    if (done) return;
+    done = true;
+    req.removeListener("data", onData);
+    req.removeListener("end", onEnd);
+    req.removeListener("aborted", onAborted);
+    req.removeListener("error", finish);
+    if (err !== undefined) req.resume();
+    next(err);
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > limitBytes) finish(bodyError("entity.too.large", "request entity too large", 413));
+    else chunks.push(chunk);
+  };
+  const onAborted = () => finish(bodyError("request.aborted", "request aborted"));
+  const onEnd = () => {
+    const buf = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
+    try {
+      checkRawJson(req, undefined, buf);
+    } catch (err) {
+      finish(err instanceof Error && "type" in err ? err : bodyError(INVALID_UTF8_TYPE, (err as Error).message));
+      return;
+    }
+    let text = buf.toString("utf8");
+    if (text.startsWith(UTF8_BOM)) text = text.slice(1);
+    try {
+      req.body = parseStrict(text);
+    } catch {
+      finish(bodyError("entity.parse.failed", "invalid JSON"));
+      return;
+    }
+    finish();
+  };
+  req.on("data", onData);
+  req.on("end", onEnd);
+  req.on("aborted", onAborted);
+  req.on("error", finish);
+  return true;
+}
+
+/** body-parser's `strict`: empty is `{}`, anything but an object or array at the top is a syntax error. */
+function parseStrict(text: string): unknown {
+  if (text.length === 0) return {};
+  let i = 0;
+  while (i < text.length && JSON_WHITESPACE.has(text.charCodeAt(i))) i++;
+  const first = text[i];
+  if (first !== "{" && first !== "[") throw new SyntaxError("strict JSON: an object or array is expected");
+  return JSON.parse(text) as unknown;
+}
+
 /** The one JSON body parser of the app: strict (objects and arrays only), size-limited, UTF-8 and depth checked. */
 export function jsonParser(limitBytes: number): RequestHandler {
-  return express.json({ limit: limitBytes, strict: true, verify: checkRawJson });
+  const general = express.json({ limit: limitBytes, strict: true, verify: checkRawJson });
+  return (req, res, next) => {
+    if (!readPlainJson(req, limitBytes, next)) general(req, res, next);
+  };
 }

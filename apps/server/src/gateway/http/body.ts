@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import multer from "multer";
 import { AppError } from "@gw/shared";
-import { jsonParser } from "../../http/json-body";
+import { isPlainJson, jsonParser } from "../../http/json-body";
 
 const unsupportedMedia = (allowed: string) =>
   new AppError("unsupported_media_type", `Unsupported Content-Type: send ${allowed}.`);
@@ -10,7 +10,7 @@ const unsupportedMedia = (allowed: string) =>
 export function jsonBody(limitBytes: number): RequestHandler[] {
   return [
     (req, _res, next) => {
-      if (!req.is("application/json")) throw unsupportedMedia("application/json");
+      if (!isPlainJson(req.headers["content-type"]) && !req.is("application/json")) throw unsupportedMedia("application/json");
       next();
     },
     jsonParser(limitBytes),
