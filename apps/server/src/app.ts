@@ -1,4 +1,4 @@
-import type { RequestListener } from "node:http";
+import { createServer, type Server } from "node:http";
 import express, { type Express, type RequestHandler } from "express";
 import type { Config } from "@gw/config";
 import type { Database } from "@gw/db";
@@ -24,8 +24,8 @@ export interface CreateAppOptions {
 
 export interface App {
   express: Express;
-  /** what the HTTP server runs: the gateway's hot routes directly, everything else through `express` */
-  listener: RequestListener;
+  /** a (not yet listening) HTTP server running the gateway's hot routes directly and everything else through `express` */
+  createServer(): Server;
   context: AppContext;
   /** stops background work and flushes queued writes (usage records, key stats) */
   shutdown(): Promise<void>;
@@ -66,7 +66,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
 
   return {
     express: app,
-    listener: direct.listener(app, { before: common, notFound, onError }),
+    createServer() {
+      const { options, listener } = direct.server(app, { before: common, notFound, onError });
+      return createServer(options, listener);
+    },
     context,
     async shutdown() {
       for (const hook of shutdownHooks.reverse()) await hook();

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -50,7 +50,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const db = await connectDatabase(mongoUri);
   const clock = new ManualClock(Date.now());
   const app = await createApp({ config, db, clock });
-  const server: Server = createServer(app.listener);
+  const server: Server = app.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

@@ -67,6 +67,8 @@ const envSchema = z.object({
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
   USAGE_FLUSH_BATCH: z.coerce.number().int().positive().default(200),
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().positive().default(24),
+  // process: how far V8 lets the old generation grow past the live heap before a full collection (0: V8 decides)
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
 });
 
 const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive() });
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       usageFlushBatch: e.USAGE_FLUSH_BATCH,
       idempotencyTtlSeconds: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3600),
     },
+    heapGrowingPercent: e.HEAP_GROWING_PERCENT,
     ...overrides,
   };
   return config;

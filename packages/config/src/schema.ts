@@ -56,4 +56,6 @@ export interface Config {
     /** how long an Idempotency-Key answer is replayed */
     idempotencyTtlSeconds: number;
   };
+  /** V8's old-generation growth past the live heap, in percent (0: V8's own heuristics); bounds peak memory */
+  heapGrowingPercent: number;
 }
