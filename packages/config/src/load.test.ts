@@ -19,3 +19,13 @@ describe("loadConfig: error debug details (SPEC 7.1, CONTRACT 1)", () => {
     expect(loadConfig({ ...base(), NODE_ENV: "production", SESSION_SECRET: "x".repeat(40) }).errorDebug).toBe(false);
   });
 });
+
+describe("loadConfig: HEAP_GROWING_PERCENT", () => {
+  it("bounds heap growth to 50 % by default, takes 0 (V8 decides) to 400, and refuses anything else", () => {
+    expect(loadConfig(base()).heapGrowingPercent).toBe(50);
+    expect(loadConfig({ ...base(), HEAP_GROWING_PERCENT: "0" }).heapGrowingPercent).toBe(0);
+    expect(loadConfig({ ...base(), HEAP_GROWING_PERCENT: "120" }).heapGrowingPercent).toBe(120);
+    expect(() => loadConfig({ ...base(), HEAP_GROWING_PERCENT: "-5" })).toThrow(/HEAP_GROWING_PERCENT/);
+    expect(() => loadConfig({ ...base(), HEAP_GROWING_PERCENT: "lots" })).toThrow(/HEAP_GROWING_PERCENT/);
+  });
+});
