@@ -1,34 +1,55 @@
 // A fast fake OpenAI-compatible upstream for the bench: answers chat completions after a fixed delay
 // (argv[2] ms, default 20), streamed or not. Prints its URL on stdout.
+// It shares the machine with the gateway under test, so it does as little as it can per request: the answers
+// are serialised once per model, and the request body is only searched for the two fields that matter.
 import { createServer } from "node:http";
 
 const delayMs = Number(process.argv[2] ?? 20);
 const reply = "Echo: hello";
+const answers = new Map();
+
+function answersFor(model) {
+  let a = answers.get(model);
+  if (a) return a;
+  const text = JSON.stringify({
+    id: "c1", object: "chat.completion", created: 0, model,
+    choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+  });
+  const base = { id: "c1", object: "chat.completion.chunk", created: 0, model };
+  const events = [
+    { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "Echo:" }, finish_reason: null }] },
+    { ...base, choices: [{ index: 0, delta: { content: " hello" }, finish_reason: null }] },
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+    { ...base, choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } },
+  ].map((e) => `data: ${JSON.stringify(e)}\n\n`);
+  a = {
+    json: Buffer.from(text),
+    // The first delta goes alone, so a client measuring time to first token sees it before the rest.
+    streamHead: events[0],
+    streamTail: `${events.slice(1).join("")}data: [DONE]\n\n`,
+  };
+  answers.set(model, a);
+  return a;
+}
 
 const server = createServer((req, res) => {
-  const chunks = [];
-  req.on("data", (c) => chunks.push(c));
+  let body = "";
+  req.setEncoding("utf8");
+  req.on("data", (c) => { body += c; });
   req.on("end", () => {
-    let body = {};
-    try { body = JSON.parse(Buffer.concat(chunks).toString() || "{}"); } catch { /* bench input is always JSON */ }
+    const model = /"model"\s*:\s*"([^"]*)"/.exec(body)?.[1] ?? "unknown";
+    const stream = /"stream"\s*:\s*true/.test(body);
+    const a = answersFor(model);
     setTimeout(() => {
-      if (body.stream) {
+      if (stream) {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        const base = { id: "c1", object: "chat.completion.chunk", created: 0, model: body.model };
-        res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "Echo:" }, finish_reason: null }] })}\n\n`);
-        res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: " hello" }, finish_reason: null }] })}\n\n`);
-        res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
-        res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } })}\n\n`);
-        res.end("data: [DONE]\n\n");
+        res.write(a.streamHead);
+        res.end(a.streamTail);
         return;
       }
-      const text = JSON.stringify({
-        id: "c1", object: "chat.completion", created: 0, model: body.model,
-        choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
-      });
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-      res.end(text);
+      res.writeHead(200, { "content-type": "application/json", "content-length": a.json.length });
+      res.end(a.json);
     }, delayMs);
   });
 });

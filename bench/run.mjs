@@ -175,10 +175,14 @@ async function main() {
     // Past saturation the backlog only grows: higher rates would just take longer to fail.
     if (g.achievedRps < rate * 0.9 || g.p99 > 1000) break;
   }
-  const sustained = rateSteps.filter((s) => s.addedP99 <= ADDED_P99_BUDGET_MS && s.errors === 0 && s.gatewayRps >= s.offeredRps * 0.98);
+  const withinBudget = (s) => s.addedP99 <= ADDED_P99_BUDGET_MS && s.errors === 0 && s.gatewayRps >= s.offeredRps * 0.98;
+  const firstMiss = rateSteps.findIndex((s) => !withinBudget(s));
   results.openLoop = {
     upstreamDelayMs: UPSTREAM_DELAY_MS, stepSeconds: STEP_SECONDS, steps: rateSteps,
-    bestRpsWithin10msP99: sustained.reduce((m, s) => Math.max(m, s.offeredRps), 0),
+    // any step within budget; a full garbage collection landing in a 5 s step decides many of them
+    bestRpsWithin10msP99: rateSteps.filter(withinBudget).reduce((m, s) => Math.max(m, s.offeredRps), 0),
+    // the stricter reading: every step up to this rate was within budget
+    allStepsWithin10msP99UpTo: (firstMiss < 0 ? rateSteps : rateSteps.slice(0, firstMiss)).reduce((m, s) => Math.max(m, s.offeredRps), 0),
   };
 
   log(`4/4 throughput with N connections (closed loop) against a ${UPSTREAM_DELAY_MS} ms upstream`);
