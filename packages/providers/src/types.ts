@@ -1,5 +1,6 @@
 // The contract between the gateway routes and the upstream adapters. Adapters are pure transforms around one
 // shared HTTP client (see STYLE.md); the gateway sees only these normalized shapes. Billing reads only `usage`.
+import type { CancelSignal } from "@gw/shared";
 import type { ModelDefinition } from "@gw/config";
 
 export interface ChatMessage {
@@ -20,7 +21,7 @@ export interface ChatRequest {
   /** unknown OpenAI fields passed through to OpenAI-compatible upstreams untouched */
   passthrough?: Record<string, unknown>;
   /** aborted when the client disconnects */
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface ChatResult {
@@ -44,7 +45,7 @@ export interface CompletionRequest {
   maxTokens?: number;
   temperature?: number;
   passthrough?: Record<string, unknown>;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface CompletionResult {
@@ -56,7 +57,7 @@ export interface CompletionResult {
 export interface EmbeddingRequest {
   model: ModelDefinition;
   input: string[];
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface EmbeddingResult {
@@ -79,7 +80,7 @@ export interface ImageRequest {
   guidanceScale?: number;
   /** "url" (default) or "b64_json": openai-images asks upstream for that form; flux keeps the URL and also downloads the image data */
   responseFormat?: "url" | "b64_json";
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface GeneratedImage {
@@ -106,7 +107,7 @@ export interface SpeechRequest {
   text: string;
   voiceSettings?: VoiceSettings;
   outputFormat?: string;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface SpeechToSpeechRequest {
@@ -115,7 +116,7 @@ export interface SpeechToSpeechRequest {
   audio: { data: Buffer; filename: string; contentType: string };
   voiceSettings?: VoiceSettings;
   outputFormat?: string;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface AudioResult {
@@ -128,7 +129,7 @@ export interface AudioResult {
 export interface TranscriptionRequest {
   model: ModelDefinition;
   audio: { data: Buffer; filename: string; contentType: string };
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface TranscriptionResult {

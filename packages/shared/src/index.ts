@@ -2,3 +2,4 @@ export * from "./clock";
 export * from "./errors";
 export * from "./ids";
 export * from "./money";
+export * from "./cancellation";

@@ -1,5 +1,6 @@
 // Voice name → voice id, from GET {base}/v1/voices, cached. A miss refreshes the list once (rate-limited)
 // so that a voice added upstream is found without a restart.
+import { Cancellation } from "@gw/shared";
 import { invalidParameter } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
@@ -15,7 +16,7 @@ export interface VoiceDirectoryTiming {
 export const DEFAULT_VOICE_TIMING: VoiceDirectoryTiming = { ttlMs: 10 * 60_000, missRefreshMs: 30_000 };
 
 /** The shared voices fetch must not fail because the one request that started it went away. */
-const DETACHED = new AbortController().signal;
+const DETACHED = new Cancellation();
 
 interface CacheEntry {
   voices: Map<string, string>;

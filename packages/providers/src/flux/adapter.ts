@@ -1,4 +1,5 @@
 // Flux adapter: N images = N submissions in parallel, each polled until ready.
+import { Cancellation } from "@gw/shared";
 import type { EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import { sleep, timeoutError, cancelledError, type UpstreamClient } from "../http/upstream-client";
@@ -45,11 +46,11 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
   return {
     async generateImage(req) {
       // The first failure stops the sibling submissions instead of letting them poll on unseen.
-      const siblings = new AbortController();
+      const siblings = new Cancellation();
       const onAbort = () => siblings.abort();
       if (req.signal.aborted) siblings.abort();
       else req.signal.addEventListener("abort", onAbort, { once: true });
-      const shared = { ...req, signal: siblings.signal };
+      const shared = { ...req, signal: siblings };
       try {
         const images = await Promise.all(Array.from({ length: req.count }, (_, index) =>
           generateOne(shared, index).catch((err: unknown) => { siblings.abort(); throw err; })));

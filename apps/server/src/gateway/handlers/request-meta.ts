@@ -2,7 +2,7 @@ import type { Request, Response } from "express";
 import type { UsageRecord, UsageType } from "../usage/usage-repository";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
-import { newId } from "@gw/shared";
+import { Cancellation, newId, type CancelSignal } from "@gw/shared";
 
 /** Per-request facts used for holds, usage records and responses. */
 export interface RequestMeta {
@@ -13,14 +13,14 @@ export interface RequestMeta {
   /** performance.now() at the start: processing time is measured on the monotonic clock, not the domain clock */
   startedAt: number;
   /** aborted when the client goes away before the answer is complete */
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export function requestMeta(deps: GatewayDeps, req: Request, res: Response): RequestMeta {
   const principal = principalOf(res);
-  const controller = new AbortController();
+  const cancellation = new Cancellation();
   res.once("close", () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) cancellation.abort();
   });
   return {
     userId: principal.userId,
@@ -28,7 +28,7 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
     requestId: String(res.locals.requestId),
     endpoint: req.path,
     startedAt: performance.now(),
-    signal: controller.signal,
+    signal: cancellation,
   };
 }
 

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { Cancellation, type CancelSignal } from "./cancellation";
+
+describe("Cancellation", () => {
+  it("fires each listener once, with an AbortError reason by default", () => {
+    const c = new Cancellation();
+    const calls: string[] = [];
+    c.addEventListener("abort", () => calls.push("a"));
+    c.addEventListener("abort", () => calls.push("b"));
+    expect(c.aborted).toBe(false);
+    c.abort();
+    c.abort();
+    expect(calls).toEqual(["a", "b"]);
+    expect(c.aborted).toBe(true);
+    expect(c.reason).toBeInstanceOf(DOMException);
+    expect((c.reason as DOMException).name).toBe("AbortError");
+  });
+
+  it("does not call removed listeners, nor listeners added after the abort", () => {
+    const c = new Cancellation();
+    let removed = 0;
+    let late = 0;
+    const listener = () => removed++;
+    c.addEventListener("abort", listener);
+    c.removeEventListener("abort", listener);
+    c.abort(new Error("gone"));
+    c.addEventListener("abort", () => late++);
+    expect([removed, late]).toEqual([0, 0]);
+    expect((c.reason as Error).message).toBe("gone");
+  });
+
+  it("accepts a real AbortSignal where a CancelSignal is expected", () => {
+    const controller = new AbortController();
+    const signal: CancelSignal = controller.signal;
+    controller.abort();
+    expect(signal.aborted).toBe(true);
+  });
+});
