@@ -162,13 +162,17 @@ async function main() {
   log(`3/4 throughput at fixed offered rates (open loop) against a ${UPSTREAM_DELAY_MS} ms upstream`);
   const rateSteps = [];
   for (const rate of RATE_STEPS) {
+    const own0 = process.cpuUsage();
     const d = await openLoop({ url: slow.info.url, headers: {} }, "/v1/chat/completions", rate, STEP_SECONDS, slowBody);
+    const own = process.cpuUsage(own0);
     const cpu0 = cpuMs(pid);
     const g = await openLoop(gateway, "/v1/chat/completions", rate, STEP_SECONDS, slowBody);
     const step = {
       offeredRps: rate, directRps: d.achievedRps, gatewayRps: g.achievedRps, directP99: d.p99, gatewayP99: g.p99,
       addedP50: round(g.p50 - d.p50), addedP99: round(g.p99 - d.p99), errors: g.errors,
       gatewayCpuUsPerRequest: Math.round(((cpuMs(pid) - cpu0) * 1000) / Math.max(1, g.total)),
+      // the load generator's own CPU per request in the direct run: a gauge of how fast the shared machine was
+      loadgenCpuUsPerRequest: Math.round((own.user + own.system) / Math.max(1, d.total)),
     };
     rateSteps.push(step);
     log(JSON.stringify(step));
