@@ -20,7 +20,10 @@ const RATE_STEPS = (env.BENCH_RATES ?? "250,500,750,1000,1250,1500,1750,2000").s
 const SEQUENTIAL_SAMPLES = Number(env.BENCH_SAMPLES ?? 2000);
 const TTFT_SAMPLES = Number(env.BENCH_TTFT_SAMPLES ?? 300);
 const LEDGER = env.BENCH_LEDGER === "memory" ? "memory" : "db";
-const NODE_FLAGS = (env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+// The gateway runs with the Node flags of `npm start` (package.json), unless BENCH_NODE_FLAGS says otherwise.
+const startScript = JSON.parse(readFileSync(path.join(here, "..", "package.json"), "utf8")).scripts.start;
+const START_FLAGS = /\bnode((?:\s+--\S+)*)\s/.exec(startScript)?.[1]?.trim() ?? "";
+const NODE_FLAGS = (env.BENCH_NODE_FLAGS ?? START_FLAGS).split(" ").filter(Boolean);
 const ADDED_P99_BUDGET_MS = 10;
 const children = new Set();
 
