@@ -29,6 +29,26 @@ describe("Cancellation", () => {
     expect((c.reason as Error).message).toBe("gone");
   });
 
+  it("follows a parent until unlinked, and at once when the parent already aborted", () => {
+    const parent = new Cancellation();
+    const child = new Cancellation();
+    const unlink = child.follow(parent);
+    parent.abort(new Error("client gone"));
+    expect(child.aborted).toBe(true);
+    expect((child.reason as Error).message).toBe("client gone");
+
+    const other = new Cancellation();
+    const loose = new Cancellation();
+    loose.follow(other)();
+    other.abort();
+    expect(loose.aborted).toBe(false);
+
+    const late = new Cancellation();
+    late.follow(parent);
+    expect(late.aborted).toBe(true);
+    unlink();
+  });
+
   it("accepts a real AbortSignal where a CancelSignal is expected", () => {
     const controller = new AbortController();
     const signal: CancelSignal = controller.signal;

@@ -40,6 +40,17 @@ export class Cancellation implements CancelSignal {
     if (at !== -1) listeners.splice(at, 1);
   }
 
+  /** Aborts this one when `parent` aborts (at once if it already has); returns the function that unlinks them. */
+  follow(parent: CancelSignal): () => void {
+    const onAbort = () => this.abort(parent.reason);
+    if (parent.aborted) {
+      onAbort();
+      return () => undefined;
+    }
+    parent.addEventListener("abort", onAbort, { once: true });
+    return () => parent.removeEventListener("abort", onAbort);
+  }
+
   abort(reason: unknown = new DOMException("This operation was aborted", "AbortError")): void {
     if (this.#aborted) return;
     this.#aborted = true;

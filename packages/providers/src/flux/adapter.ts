@@ -47,16 +47,14 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
     async generateImage(req) {
       // The first failure stops the sibling submissions instead of letting them poll on unseen.
       const siblings = new Cancellation();
-      const onAbort = () => siblings.abort();
-      if (req.signal.aborted) siblings.abort();
-      else req.signal.addEventListener("abort", onAbort, { once: true });
+      const unlink = siblings.follow(req.signal);
       const shared = { ...req, signal: siblings };
       try {
         const images = await Promise.all(Array.from({ length: req.count }, (_, index) =>
           generateOne(shared, index).catch((err: unknown) => { siblings.abort(); throw err; })));
         return { images };
       } finally {
-        req.signal.removeEventListener("abort", onAbort);
+        unlink();
       }
     },
   };

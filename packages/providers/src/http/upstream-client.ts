@@ -190,17 +190,18 @@ export class UpstreamClient {
   /** One cancellation per call: fires on the caller's signal or the deadline, and says which. */
   private startAttempt(callerSignal: CancelSignal, deadlineMs: number | undefined): Attempt {
     const controller = new Cancellation();
-    let reason: "cancelled" | "timeout" | undefined;
-    const onAbort = () => { reason ??= "cancelled"; controller.abort(); };
-    if (callerSignal.aborted) onAbort();
-    else callerSignal.addEventListener("abort", onAbort, { once: true });
-    const timer = deadlineMs === undefined ? undefined : setTimeout(() => { reason ??= "timeout"; controller.abort(); }, deadlineMs);
+    let timedOut = false;
+    const unlink = controller.follow(callerSignal);
+    const timer = deadlineMs === undefined ? undefined : setTimeout(() => {
+      if (!controller.aborted) timedOut = true;
+      controller.abort();
+    }, deadlineMs);
     return {
       signal: controller,
-      stopped: () => reason,
+      stopped: () => (timedOut ? "timeout" : controller.aborted ? "cancelled" : undefined),
       dispose: () => {
         if (timer) clearTimeout(timer);
-        callerSignal.removeEventListener("abort", onAbort);
+        unlink();
       },
     };
   }
