@@ -1,7 +1,8 @@
 // The one HTTP client every adapter uses. It owns keep-alive pools, timeouts, bounded retries and
 // client-disconnect aborts, so adapters stay pure transforms of request and response bodies.
 import { AppError, Cancellation, type CancelSignal } from "@gw/shared";
-import { Agent, request, type Dispatcher, type FormData } from "undici";
+import { Agent, type Dispatcher, type FormData } from "undici";
+import { dispatchTarget } from "./dispatch-target";
 import { isRetryableStatus, backoffDelayMs, parseRetryAfterMs, type RetryPolicy } from "./retry-policy";
 import { parseSse, type SseEvent } from "./sse";
 import { classifyTransportError } from "./transport-errors";
@@ -158,8 +159,10 @@ export class UpstreamClient {
     for (;;) {
       let res: Dispatcher.ResponseData;
       try {
-        res = await request(call.url, {
-          dispatcher: this.agent,
+        const { origin, path } = dispatchTarget(call.url);
+        res = await this.agent.request({
+          origin,
+          path,
           method: call.method ?? "POST",
           headers: call.headers,
           body: call.body,
