@@ -49,6 +49,7 @@ export function createMemoryLedger(): Ledger {
       return { ok: true, users: balances.size, problems: [] };
     },
     async flush() {},
+    async flushCharges() {},
     async close() {},
   };
   return ledger;

@@ -209,6 +209,12 @@ describe("limits, idempotency and the usage API", () => {
     expect(body.totals).toMatchObject({ requests: 2, cost: 0.000013 });
     expect(body.totals.by_model.map((m: { model: string }) => m.model)).toEqual(["textA-4", "textB-3-haiku"]);
     expect(body.totals.by_day).toHaveLength(1);
+    // one ledger entry per request: the charge, carrying the request's usage record
+    const settles = await server.app.context.ledger.entries(user.userId, { kinds: ["settle"] });
+    expect(settles.map((e) => [e.cost, e.meta?.model, e.meta?.requestId])).toEqual([
+      [5, "textB-3-haiku", body.data[0].request_id],
+      [8, "textA-4", expect.stringMatching(/\S/)],
+    ]);
     const bad = await fetch(`${server.url}/api/usage?per_page=1000`, { headers: { authorization: `Bearer ${user.key}` } });
     expect(bad.status).toBe(400);
   });

@@ -61,6 +61,30 @@ describe("ledger", () => {
     expect((await ledger.verify("u")).ok).toBe(true);
   });
 
+  it("a settle with a usage record is written even at cost 0; flushCharges writes it and keeps the reservation", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 1_000, { kind: "purchase", idempotencyKey: "c" });
+    await ledger.hold("u", 300, { holdId: "free" });
+    await ledger.hold("u", 300, { holdId: "paid" });
+    await ledger.hold("u", 300, { holdId: "silent" });
+    await ledger.settle("u", "free", 0, { model: "m", promptTokens: 3 });
+    await ledger.settle("u", "paid", 50, { model: "m", promptTokens: 7 });
+    await ledger.settle("u", "silent", 0);
+    await ledger.flushCharges("u");
+    const entries = await ledger.entries("u");
+    expect(entries.map((e) => [e.kind, e.amount, e.cost ?? null, e.holdId ?? null, e.meta ?? null])).toEqual([
+      ["settle", 0, 50, "paid", { model: "m", promptTokens: 7 }],
+      ["settle", 0, 0, "free", { model: "m", promptTokens: 3 }],
+      ["hold", -1_000, null, null, null],
+      ["purchase", 1_000, null, null, null],
+    ]);
+    // nothing given back yet: the rest of the reservation still serves requests without a write
+    expect(await ledger.balance("u")).toBe(950);
+    await ledger.flush();
+    expect((await ledger.entries("u", { limit: 1 }))[0]).toMatchObject({ kind: "release", amount: 950 });
+    expect((await ledger.verify("u")).ok).toBe(true);
+  });
+
   it("serves many requests from one reservation: one write per top-up, not per request", async () => {
     const ledger = await instance(freshDb());
     await ledger.credit("u", 100_000_000, { kind: "purchase", idempotencyKey: "c" });

@@ -64,8 +64,6 @@ const envSchema = z.object({
   MODERATION_UPSTREAM_URL: optionalUrl,
   MODERATION_UPSTREAM_API_KEY: z.string().optional(),
   MODERATION_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
-  USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
-  USAGE_FLUSH_BATCH: z.coerce.number().int().positive().default(200),
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().positive().default(24),
   // process: how far V8 lets the old generation grow past the live heap before a full collection (0: V8 decides)
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
@@ -190,8 +188,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       moderationUpstream: e.MODERATION_UPSTREAM_URL
         ? { url: e.MODERATION_UPSTREAM_URL, apiKey: e.MODERATION_UPSTREAM_API_KEY, timeoutMs: e.MODERATION_UPSTREAM_TIMEOUT_MS }
         : undefined,
-      usageFlushIntervalMs: e.USAGE_FLUSH_INTERVAL_MS,
-      usageFlushBatch: e.USAGE_FLUSH_BATCH,
       idempotencyTtlSeconds: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3600),
     },
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,

@@ -50,9 +50,6 @@ export interface Config {
   gateway: {
     /** optional OpenAI-compatible moderation endpoint consulted after the local image policy */
     moderationUpstream?: { url: string; apiKey?: string; timeoutMs: number };
-    /** usage records are written in batches: every interval or when this many are queued */
-    usageFlushIntervalMs: number;
-    usageFlushBatch: number;
     /** how long an Idempotency-Key answer is replayed */
     idempotencyTtlSeconds: number;
   };

@@ -2,13 +2,11 @@ import type { ModelDefinition, ModelType } from "@gw/config";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
-import type { UsageQueue } from "./usage/usage-queue";
 
-/** What the gateway's handlers share: the app's services plus the upstream gateway and the usage queue. */
+/** What the gateway's handlers share: the app's services plus the upstream gateway. */
 export interface GatewayDeps {
   ctx: AppContext;
   providers: ProviderGateway;
-  usage: UsageQueue;
 }
 
 /** The model, or 400 unsupported_model naming the value; 503 provider_not_configured when its upstream is unset. */

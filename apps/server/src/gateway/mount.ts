@@ -14,7 +14,6 @@ import { chatCompletions, completions, embeddings } from "./routes/chat";
 import { imageAGenerate, imageBGenerate } from "./routes/images";
 import { models } from "./routes/models";
 import { task } from "./routes/task";
-import { UsageQueue } from "./usage/usage-queue";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
 
@@ -29,10 +28,7 @@ export async function mountGateway(
 ): Promise<void> {
   ctx.onShutdown(() => providers.close());
   const usageRepo = new UsageRepository(ctx.db);
-  const usage = new UsageQueue(usageRepo, ctx.logger, { intervalMs: ctx.config.gateway.usageFlushIntervalMs, batchSize: ctx.config.gateway.usageFlushBatch });
-  // Registered after providers.close(): shutdown hooks run in reverse, so usage drains first.
-  ctx.onShutdown(() => usage.close());
-  const deps: GatewayDeps = { ctx, providers, usage };
+  const deps: GatewayDeps = { ctx, providers };
 
   // A slot outlives the longest upstream call, so slots of a crashed instance free themselves.
   const limits = new RequestLimits({ redis: ctx.redis, logger: ctx.logger, slotTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000, now: () => ctx.clock.now() });
@@ -56,7 +52,7 @@ export async function mountGateway(
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
-    ["GET", "/api/usage", [auth, usageRoute(ctx, usageRepo, usage)]],
+    ["GET", "/api/usage", [auth, usageRoute(ctx, usageRepo)]],
   ];
   // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD).
   const router = Router();

@@ -1,3 +1,4 @@
 export * from "./types";
 export { createLedger, type LedgerOptions } from "./ledger";
 export { DEFAULT_RESERVATION_POLICY, type ReservationPolicy } from "./reservations";
+export { LEDGER_COLLECTION } from "./repository";

@@ -117,6 +117,8 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     flush: () => book.flush(true),
 
+    flushCharges: (userId) => book.flushCharges(userId),
+
     async verify(userId) {
       const users = userId ? [userId] : await repo.userIds();
       const problems: string[] = [];

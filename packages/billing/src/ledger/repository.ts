@@ -12,6 +12,9 @@ export interface InstanceDoc {
   seenAt: Date;
 }
 
+/** The ledger's collection. The gateway's usage API reads the `settle` entries (their `meta` is the usage record). */
+export const LEDGER_COLLECTION = "ledger_entries";
+
 export interface Head {
   seq: number;
   balance: number;
@@ -51,7 +54,7 @@ export class LedgerRepository {
   readonly instances: Collection<InstanceDoc>;
 
   constructor(db: Database) {
-    this.collection = db.connection.collection<LedgerDoc>("ledger_entries");
+    this.collection = db.connection.collection<LedgerDoc>(LEDGER_COLLECTION);
     this.instances = db.connection.collection<InstanceDoc>("ledger_instances");
   }
 
@@ -59,6 +62,8 @@ export class LedgerRepository {
     await this.collection.createIndex({ idempotencyKey: 1 }, { unique: true, name: "idempotency_key_unique" });
     await this.collection.createIndex({ userId: 1, seq: -1 }, { name: "user_seq" });
     await this.collection.createIndex({ reservationId: 1 }, { name: "reservation", sparse: true });
+    // usage queries: one user's settle entries by the time of the request
+    await this.collection.createIndex({ userId: 1, "meta.createdAt": -1 }, { name: "usage_by_time" });
   }
 
   async head(userId: string): Promise<Head> {

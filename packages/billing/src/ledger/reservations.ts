@@ -85,7 +85,10 @@ export class ReservationBook {
     }
   }
 
-  /** Closes a request's hold charging `cost` (clamped to the hold). Unknown or closed holds are ignored. */
+  /**
+   * Closes a request's hold charging `cost` (clamped to the hold). Unknown or closed holds are ignored. A charge, or a
+   * close with `meta` (the request's usage record) even at cost 0, is written as a `settle` entry.
+   */
   close(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): void {
     const r = this.users.get(userId);
     const amount = r?.inFlight.get(holdId);
@@ -94,7 +97,7 @@ export class ReservationBook {
     r.inFlightTotal -= amount;
     r.lastActivity = this.clock.now();
     const charged = Math.min(Math.max(0, cost), amount);
-    if (charged > 0) {
+    if (charged > 0 || meta !== undefined) {
       r.pending.push({ holdId, cost: charged, meta });
       r.pendingTotal += charged;
     }
@@ -107,6 +110,12 @@ export class ReservationBook {
   async flush(force = false): Promise<void> {
     const now = this.clock.now();
     await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || now - r.lastActivity >= this.policy.idleMs)));
+  }
+
+  /** Writes one user's pending charges now (read-your-writes for usage queries); reservations stay. */
+  async flushCharges(userId: string): Promise<void> {
+    const r = this.users.get(userId);
+    if (r && r.pending.length > 0) await this.flushUser(userId, r, false);
   }
 
   /** true when nothing is reserved, in flight or waiting to be written */

@@ -8,7 +8,7 @@ export type LedgerEntryKind =
   | "refund"
   | "adjustment" // manual, by an operator
   | "hold" // credits reserved by a gateway instance for the requests it serves (negative)
-  | "settle" // one request's charge, drawn from a reservation (amount 0: the reservation already took the money; `cost` says how much)
+  | "settle" // one request's charge, drawn from a reservation (amount 0: the reservation already took the money; `cost` says how much; `meta`: the request's usage record)
   | "release"; // unused reserved credits given back (positive)
 
 export interface LedgerEntry {
@@ -48,7 +48,11 @@ export interface Ledger {
   credit(userId: string, amount: number, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult>;
   /** reserves `amount` when the balance covers it; never lets the balance go below zero */
   hold(userId: string, amount: number, opts: { holdId: string; meta?: Record<string, unknown> }): Promise<HoldResult>;
-  /** closes a hold charging `cost` (clamped to the hold); exactly one settle/release per hold */
+  /**
+   * Closes a hold charging `cost` (clamped to the hold); exactly one settle/release per hold. The `settle` entry is
+   * written within the flush interval, carrying `meta` (the gateway's usage record); without `meta`, a cost of 0
+   * writes nothing.
+   */
   settle(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): Promise<void>;
   /** closes a hold charging nothing */
   release(userId: string, holdId: string): Promise<void>;
@@ -61,6 +65,8 @@ export interface Ledger {
    * ledger sum equals `balance()` once no request is in flight. Runs on its own in the background and at shutdown.
    */
   flush(): Promise<void>;
+  /** Writes one user's settled charges now, without giving back reserved credits (read-your-writes). */
+  flushCharges(userId: string): Promise<void>;
   /** checks every user's chain: each balanceAfter = previous + amount, no gaps, never negative */
   verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
   /** stops background timers */

@@ -2,11 +2,11 @@ import { microsToDollars } from "@gw/shared";
 import type { Response } from "express";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
-import type { RequestMeta } from "./request-meta";
+import { usageRecord, type RequestMeta, type UsageFields } from "./request-meta";
 
 /**
- * CONTRACT 6 for one non-streamed request: hold the worst case, call upstream, settle to the real cost.
- * Any failure releases the hold, so a failed request costs nothing.
+ * CONTRACT 6 for one non-streamed request: hold the worst case, call upstream, settle to the real cost with the
+ * request's usage record. Any failure releases the hold, so a failed request costs nothing.
  */
 export async function billed<T>(
   deps: GatewayDeps,
@@ -15,13 +15,16 @@ export async function billed<T>(
   model: string,
   run: () => Promise<T>,
   costOf: (result: T) => number,
+  usageOf: (result: T) => UsageFields,
 ): Promise<{ result: T; cost: number }> {
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, worstCase, { requestId: meta.requestId, model, endpoint: meta.endpoint });
   let result: T;
   let cost: number;
+  let usage: UsageFields;
   try {
     result = await run();
     cost = costOf(result);
+    usage = usageOf(result);
   } catch (err) {
     await hold.release().catch((releaseErr: unknown) => {
       // The hold expires on its own (HOLD_TTL_SECONDS); the client still gets the real error.
@@ -29,7 +32,7 @@ export async function billed<T>(
     });
     throw err;
   }
-  const charged = await hold.settle(cost);
+  const charged = await hold.settle(cost, usageRecord(deps, meta, usage));
   return { result, cost: charged };
 }
 

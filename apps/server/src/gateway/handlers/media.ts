@@ -5,7 +5,7 @@ import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
 import { audioCost, characterCost, estimateAudioSeconds, imageCost } from "../money/pricing";
 import { billed } from "./billed";
-import { recordUsage, type RequestMeta } from "./request-meta";
+import type { RequestMeta } from "./request-meta";
 
 export type ImageCall = Omit<ImageRequest, "signal">;
 
@@ -20,13 +20,14 @@ export async function runImages(deps: GatewayDeps, meta: RequestMeta, call: Imag
     if (r.images.length === 0) throw new AppError("upstream_error", "The image upstream returned no image.");
     // Billed per image delivered, at the size actually produced.
     return r.images.slice(0, call.count).reduce((sum, img) => sum + imageCost(call.model, img.width || call.width, img.height || call.height, 1), 0);
+  }, (r) => {
+    const delivered = r.images.slice(0, call.count);
+    return {
+      model: call.model.id, type: "image", images: delivered.length,
+      outputBytes: delivered.reduce((n, i) => n + (i.b64Json ? Math.floor((i.b64Json.length * 3) / 4) : (i.url?.length ?? 0)), 0),
+    };
   });
-  const images = result.images.slice(0, call.count);
-  recordUsage(deps, meta, {
-    model: call.model.id, type: "image", costMicros: cost, images: images.length,
-    outputBytes: images.reduce((n, i) => n + (i.b64Json ? Math.floor((i.b64Json.length * 3) / 4) : (i.url?.length ?? 0)), 0),
-  });
-  return { images, cost };
+  return { images: result.images.slice(0, call.count), cost };
 }
 
 export async function runTextToSpeech(
@@ -39,8 +40,7 @@ export async function runTextToSpeech(
   const { result, cost } = await billed(deps, meta, price, call.model.id, () => deps.providers.textToSpeech({ ...call, signal: meta.signal }), (r) => {
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
     return price;
-  });
-  recordUsage(deps, meta, { model: call.model.id, type: "tts", costMicros: cost, characters, outputBytes: result.audio.length });
+  }, (r) => ({ model: call.model.id, type: "tts", characters, outputBytes: r.audio.length }));
   return { audio: result, cost };
 }
 
@@ -62,8 +62,7 @@ export async function runSpeechToSpeech(
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
     seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : estimate;
     return audioCost(call.model, seconds);
-  });
-  recordUsage(deps, meta, { model: call.model.id, type: "sts", costMicros: cost, audioSeconds: Math.ceil(seconds), outputBytes: result.audio.length });
+  }, (r) => ({ model: call.model.id, type: "sts", audioSeconds: Math.ceil(seconds), outputBytes: r.audio.length }));
   return { audio: result, cost, seconds };
 }
 
@@ -76,9 +75,6 @@ export async function runSpeechToText(
   const { result, cost } = await billed(deps, meta, audioCost(call.model, estimate), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
     if (!Number.isFinite(r.durationSeconds) || r.durationSeconds < 0) throw new AppError("upstream_error", "The speech upstream returned no duration.");
     return audioCost(call.model, r.durationSeconds);
-  });
-  recordUsage(deps, meta, {
-    model: call.model.id, type: "stt", costMicros: cost, audioSeconds: Math.ceil(result.durationSeconds), outputBytes: Buffer.byteLength(result.text),
-  });
+  }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: Math.ceil(r.durationSeconds), outputBytes: Buffer.byteLength(r.text) }));
   return { transcription: result, cost };
 }

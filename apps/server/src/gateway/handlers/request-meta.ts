@@ -1,8 +1,8 @@
 import type { Request, Response } from "express";
-import type { UsageRecord, UsageType } from "../usage/usage-repository";
+import type { StoredUsage, UsageType } from "../usage/usage-repository";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
-import { Cancellation, newId, type CancelSignal } from "@gw/shared";
+import { Cancellation, type CancelSignal } from "@gw/shared";
 
 /** Per-request facts used for holds, usage records and responses. */
 export interface RequestMeta {
@@ -35,7 +35,6 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
 export interface UsageFields {
   model: string;
   type: UsageType;
-  costMicros: number;
   promptTokens?: number;
   completionTokens?: number;
   characters?: number;
@@ -45,28 +44,24 @@ export interface UsageFields {
   status?: "success" | "partial";
 }
 
-export function recordUsage(deps: GatewayDeps, meta: RequestMeta, fields: UsageFields): void {
-  const now = deps.ctx.clock.now();
-  const createdAt = new Date(now);
-  const record: UsageRecord = {
-    id: newId("use"),
-    userId: meta.userId,
-    keyId: meta.keyId,
+/** The request's usage record, stored with its charge (`CreditHold.settle`): one ledger entry per request. */
+export function usageRecord(deps: GatewayDeps, meta: RequestMeta, fields: UsageFields): StoredUsage {
+  const record: StoredUsage = {
     requestId: meta.requestId,
     endpoint: meta.endpoint,
     model: fields.model,
     type: fields.type,
-    promptTokens: fields.promptTokens ?? 0,
-    completionTokens: fields.completionTokens ?? 0,
-    characters: fields.characters ?? 0,
-    audioSeconds: fields.audioSeconds ?? 0,
-    images: fields.images ?? 0,
     processingMs: Math.max(0, Math.round(performance.now() - meta.startedAt)),
     outputBytes: fields.outputBytes,
-    costMicros: fields.costMicros,
-    status: fields.status ?? "success",
-    createdAt,
-    day: createdAt.toISOString().slice(0, 10),
+    createdAt: new Date(deps.ctx.clock.now()),
   };
-  deps.usage.push(record);
+  // Only what is not the default: a key (not a session), non-zero counters, a partial stream.
+  if (meta.keyId !== undefined) record.keyId = meta.keyId;
+  if (fields.promptTokens) record.promptTokens = fields.promptTokens;
+  if (fields.completionTokens) record.completionTokens = fields.completionTokens;
+  if (fields.characters) record.characters = fields.characters;
+  if (fields.audioSeconds) record.audioSeconds = fields.audioSeconds;
+  if (fields.images) record.images = fields.images;
+  if (fields.status === "partial") record.status = "partial";
+  return record;
 }

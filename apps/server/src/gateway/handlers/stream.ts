@@ -5,7 +5,7 @@ import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
 import { textCost } from "../money/pricing";
 import { completionBudget, countPromptTokens, type TextCall } from "./text";
-import { recordUsage, type RequestMeta } from "./request-meta";
+import { usageRecord, type RequestMeta } from "./request-meta";
 
 export interface StreamFormat {
   /** `chat.completion.chunk` on /v1, `task.completion.chunk` on the task endpoint */
@@ -117,23 +117,23 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     }
     // Output began: charge what was produced, then tell the client (if still there) that the stream broke.
     const produced = { promptTokens, completionTokens: deps.providers.countTokens(emitted) };
-    const cost = await hold.settle(textCost(call.model, produced));
-    recordUsage(deps, meta, {
-      model: call.model.id, type: "text", costMicros: cost, promptTokens: produced.promptTokens,
+    const cost = await hold.settle(textCost(call.model, produced), usageRecord(deps, meta, {
+      model: call.model.id, type: "text", promptTokens: produced.promptTokens,
       completionTokens: produced.completionTokens, outputBytes: sse.outputBytes, status: "partial",
-    });
+    }));
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
     sse.error(err);
     sse.end();
     return;
   }
   start();
-  const cost = await hold.settle(textCost(call.model, final.usage));
+  // The usage chunk reports the charge, and the usage record counts the bytes of the whole stream: settled last.
+  const cost = hold.chargeFor(textCost(call.model, final.usage));
   sse.chunk({}, final.finishReason);
   if (format.includeUsage) sse.usage(final.usage, cost);
   sse.done();
-  recordUsage(deps, meta, {
-    model: call.model.id, type: "text", costMicros: cost, promptTokens: final.usage.promptTokens,
+  await hold.settle(cost, usageRecord(deps, meta, {
+    model: call.model.id, type: "text", promptTokens: final.usage.promptTokens,
     completionTokens: final.usage.completionTokens, outputBytes: sse.outputBytes,
-  });
+  }));
 }

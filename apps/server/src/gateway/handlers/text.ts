@@ -4,7 +4,7 @@ import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
 import { billed } from "./billed";
-import { recordUsage, type RequestMeta } from "./request-meta";
+import type { RequestMeta } from "./request-meta";
 
 export interface TextCall {
   model: ModelDefinition;
@@ -53,13 +53,11 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
 ): Promise<{ result: R; cost: number }> {
   const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens);
   const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
-  const { result, cost } = await billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage));
-  recordUsage(deps, meta, {
-    model: model.id, type: "text", costMicros: cost,
-    promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens,
-    outputBytes: Buffer.byteLength(outputText(result)),
-  });
-  return { result, cost };
+  return billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage), (r) => ({
+    model: model.id, type: "text",
+    promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens,
+    outputBytes: Buffer.byteLength(outputText(r)),
+  }));
 }
 
 /** A non-streamed chat call with hold/settle and a usage record. */
@@ -104,10 +102,9 @@ export async function runEmbeddings(
     // A wrong answer costs nothing: thrown before the settle, so the hold is released.
     if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
     return textCost(call.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
-  });
-  recordUsage(deps, meta, {
-    model: call.model.id, type: "embedding", costMicros: cost, promptTokens: result.usage.promptTokens,
-    outputBytes: result.vectors.reduce((n, v) => n + v.length * 4, 0),
-  });
+  }, (r) => ({
+    model: call.model.id, type: "embedding", promptTokens: r.usage.promptTokens,
+    outputBytes: r.vectors.reduce((n, v) => n + v.length * 4, 0),
+  }));
   return { vectors: result.vectors, promptTokens: result.usage.promptTokens, cost };
 }

@@ -28,13 +28,21 @@ export class CreditHold {
     return new CreditHold(ledger, userId, holdId, amount);
   }
 
-  /** Charges `cost` (never more than the hold). Returns what was charged. */
-  async settle(cost: number): Promise<number> {
+  /**
+   * Charges `cost` (never more than the hold). Returns what was charged. `usage` (the request's usage record) is
+   * stored with the charge: one ledger entry per request carries both.
+   */
+  async settle(cost: number, usage?: Record<string, unknown>): Promise<number> {
     if (this.closed) return 0;
     this.closed = true;
-    const charged = Math.min(Math.max(0, Math.ceil(cost)), this.amount);
-    await this.ledger.settle(this.userId, this.holdId, charged);
+    const charged = this.chargeFor(cost);
+    await this.ledger.settle(this.userId, this.holdId, charged, usage);
     return charged;
+  }
+
+  /** What `settle(cost)` charges: whole micro-dollars, never below zero or above the hold. */
+  chargeFor(cost: number): number {
+    return Math.min(Math.max(0, Math.ceil(cost)), this.amount);
   }
 
   /** Gives the whole hold back; harmless when already closed. */

@@ -1,14 +1,43 @@
+// Usage records are not a collection of their own: each request's record is the `meta` of its `settle` ledger
+// entry (the charge), so a request costs the database one document, written in the ledger's batched flush. This
+// module reads them back for GET /api/usage.
+import { LEDGER_COLLECTION } from "@gw/billing/ledger/index";
 import type { Database } from "@gw/db";
-import mongoose, { Schema, type Model } from "mongoose";
+import type { mongo } from "mongoose";
 
 export type UsageType = "text" | "embedding" | "image" | "tts" | "sts" | "stt";
 
-/** One successful (or partly delivered) request, as billed. Money in micro-dollars. */
+/**
+ * What a settle entry's `meta` holds: one successful (or partly delivered) request. Counters that are 0 and a
+ * `success` status are left out: the embedded database's cost per write grows with the number of values, and most
+ * counters are 0 for any one modality. (A type, not an interface, so that it is a `Record<string, unknown>`.)
+ */
+export type StoredUsage = {
+  requestId: string;
+  keyId?: string;
+  endpoint: string;
+  model: string;
+  type: UsageType;
+  promptTokens?: number;
+  completionTokens?: number;
+  characters?: number;
+  audioSeconds?: number;
+  images?: number;
+  processingMs: number;
+  outputBytes: number;
+  /** `partial`: a stream cut after output began, charged for what was produced */
+  status?: "partial";
+  /** when the request finished (the entry itself is written up to a flush interval later) */
+  createdAt: Date;
+};
+
+/** One usage record as the API shows it. Money in micro-dollars. */
 export interface UsageRecord {
+  /** the request's hold id, which its settle entry carries */
   id: string;
   userId: string;
-  keyId?: string;
   requestId: string;
+  keyId?: string;
   endpoint: string;
   model: string;
   type: UsageType;
@@ -19,39 +48,23 @@ export interface UsageRecord {
   images: number;
   processingMs: number;
   outputBytes: number;
+  /** the charge: the settle entry's `cost` */
   costMicros: number;
-  /** `partial`: a stream cut after output began, charged for what was produced */
   status: "success" | "partial";
   createdAt: Date;
-  /** UTC day (YYYY-MM-DD), stored so totals group without date operators */
-  day: string;
 }
 
-interface UsageDoc extends Omit<UsageRecord, "id"> {
-  _id: string;
+/** The fields of a settle entry this module reads. */
+interface SettleDoc {
+  userId: string;
+  kind: string;
+  holdId?: string;
+  cost?: number;
+  meta?: StoredUsage;
 }
 
-const usageSchema = new Schema<UsageDoc>({
-  _id: { type: String, required: true },
-  userId: { type: String, required: true },
-  keyId: { type: String },
-  requestId: { type: String, required: true },
-  endpoint: { type: String, required: true },
-  model: { type: String, required: true },
-  type: { type: String, required: true },
-  promptTokens: { type: Number, default: 0 },
-  completionTokens: { type: Number, default: 0 },
-  characters: { type: Number, default: 0 },
-  audioSeconds: { type: Number, default: 0 },
-  images: { type: Number, default: 0 },
-  processingMs: { type: Number, default: 0 },
-  outputBytes: { type: Number, default: 0 },
-  costMicros: { type: Number, required: true },
-  status: { type: String, required: true },
-  createdAt: { type: Date, required: true },
-  day: { type: String, required: true },
-}, { versionKey: false, collection: "usage_records" });
-usageSchema.index({ userId: 1, createdAt: -1 });
+/** UTC day (YYYY-MM-DD) of a usage record, for the totals per day. */
+const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 
 export interface UsageQuery {
   userId: string;
@@ -74,70 +87,81 @@ export interface UsageTotalsRow {
   images: number;
 }
 
-function toRecord(doc: UsageDoc): UsageRecord {
-  const { _id, ...rest } = doc;
-  return { id: _id, ...rest };
+function toRecord(doc: SettleDoc): UsageRecord | undefined {
+  const m = doc.meta;
+  if (!m) return undefined;
+  return {
+    id: doc.holdId ?? "",
+    userId: doc.userId,
+    requestId: m.requestId,
+    keyId: m.keyId,
+    endpoint: m.endpoint,
+    model: m.model,
+    type: m.type,
+    promptTokens: m.promptTokens ?? 0,
+    completionTokens: m.completionTokens ?? 0,
+    characters: m.characters ?? 0,
+    audioSeconds: m.audioSeconds ?? 0,
+    images: m.images ?? 0,
+    processingMs: m.processingMs,
+    outputBytes: m.outputBytes,
+    costMicros: doc.cost ?? 0,
+    status: m.status ?? "success",
+    createdAt: m.createdAt,
+  };
 }
 
 export class UsageRepository {
-  private readonly model: Model<UsageDoc>;
+  private readonly collection: mongo.Collection<SettleDoc>;
 
   constructor(db: Database) {
-    this.model = (db.connection.models.UsageRecord as Model<UsageDoc> | undefined) ?? db.connection.model<UsageDoc>("UsageRecord", usageSchema);
+    this.collection = db.connection.collection<SettleDoc>(LEDGER_COLLECTION);
   }
 
-  /** Idempotent: records carry their own ids, so a retried batch skips the ones already written. */
-  async insertMany(records: UsageRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    // keyId left out rather than stored as null for session-authenticated requests (as mongoose did).
-    const docs = records.map(({ id, keyId, ...rest }) => (keyId === undefined ? { _id: id, ...rest } : { _id: id, keyId, ...rest }));
-    try {
-      // lean: records are built by our own code, and hydrating each one into a mongoose document cost more CPU
-      // than the rest of the usage path under load.
-      await this.model.insertMany(docs, { ordered: false, lean: true });
-    } catch (err) {
-      const writeErrors = (err as { writeErrors?: Array<{ code?: number; err?: { code?: number } }> }).writeErrors;
-      const onlyDuplicates = Array.isArray(writeErrors) && writeErrors.every((e) => (e.code ?? e.err?.code) === 11000);
-      if (!onlyDuplicates && (err as { code?: number }).code !== 11000) throw err;
-    }
-  }
-
+  /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none). */
   private filter(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">) {
     return {
       userId: q.userId,
-      createdAt: mongoose.trusted({ $gte: q.from, $lt: q.to }),
-      ...(q.model ? { model: q.model } : {}),
+      kind: "settle",
+      "meta.createdAt": { $gte: q.from, $lt: q.to },
+      ...(q.model ? { "meta.model": q.model } : {}),
     };
   }
 
   async list(q: UsageQuery): Promise<{ records: UsageRecord[]; total: number }> {
     const filter = this.filter(q);
     const [docs, total] = await Promise.all([
-      this.model.find(filter).sort({ createdAt: -1, _id: -1 }).skip(q.skip).limit(q.limit).lean<UsageDoc[]>(),
-      this.model.countDocuments(filter),
+      this.collection.find(filter, { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
+        .sort({ "meta.createdAt": -1, _id: -1 }).skip(q.skip).limit(q.limit).toArray(),
+      this.collection.countDocuments(filter),
     ]);
-    return { records: docs.map(toRecord), total };
+    return { records: docs.map(toRecord).filter((r): r is UsageRecord => r !== undefined), total };
   }
 
   /**
    * Totals per (day, model) over the range. Summed here rather than with $group: FerretDB 1.24 answers
-   * `$sum: "$field"` with 0 (measured), so the grouping is done on a projection of the matching records.
+   * `$sum: "$field"` with 0 (measured), so the grouping is done on a projection of the matching entries.
    */
   async totals(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">): Promise<UsageTotalsRow[]> {
-    const docs = await this.model.find(this.filter(q), {
-      _id: 0, day: 1, model: 1, costMicros: 1, promptTokens: 1, completionTokens: 1, characters: 1, audioSeconds: 1, images: 1,
-    }).lean<Array<Omit<UsageTotalsRow, "requests">>>();
+    const docs = await this.collection.find(this.filter(q), {
+      projection: {
+        _id: 0, cost: 1, "meta.createdAt": 1, "meta.model": 1, "meta.promptTokens": 1, "meta.completionTokens": 1,
+        "meta.characters": 1, "meta.audioSeconds": 1, "meta.images": 1,
+      },
+    }).toArray();
     const rows = new Map<string, UsageTotalsRow>();
-    for (const d of docs) {
-      const key = `${d.day}\u0000${d.model}`;
-      const row = rows.get(key) ?? { day: d.day, model: d.model, requests: 0, costMicros: 0, promptTokens: 0, completionTokens: 0, characters: 0, audioSeconds: 0, images: 0 };
+    for (const { cost, meta: m } of docs) {
+      if (!m) continue;
+      const day = utcDay(m.createdAt);
+      const key = `${day}\u0000${m.model}`;
+      const row = rows.get(key) ?? { day, model: m.model, requests: 0, costMicros: 0, promptTokens: 0, completionTokens: 0, characters: 0, audioSeconds: 0, images: 0 };
       row.requests += 1;
-      row.costMicros += d.costMicros ?? 0;
-      row.promptTokens += d.promptTokens ?? 0;
-      row.completionTokens += d.completionTokens ?? 0;
-      row.characters += d.characters ?? 0;
-      row.audioSeconds += d.audioSeconds ?? 0;
-      row.images += d.images ?? 0;
+      row.costMicros += cost ?? 0;
+      row.promptTokens += m.promptTokens ?? 0;
+      row.completionTokens += m.completionTokens ?? 0;
+      row.characters += m.characters ?? 0;
+      row.audioSeconds += m.audioSeconds ?? 0;
+      row.images += m.images ?? 0;
       rows.set(key, row);
     }
     return [...rows.values()];

@@ -4,7 +4,6 @@ import { z } from "zod";
 import type { AppContext } from "../../context";
 import { principalOf } from "../http/auth";
 import { parseOrThrow } from "../http/validate";
-import type { UsageQueue } from "./usage-queue";
 import type { UsageRecord, UsageRepository, UsageTotalsRow } from "./usage-repository";
 
 const DAY_MS = 86_400_000;
@@ -67,7 +66,7 @@ function finish<T extends Sums & { costMicros?: number }>(s: T): Omit<T, "costMi
  * GET /api/usage (API key or session): the caller's usage records, newest first, paginated, with totals per day
  * and per model over the same range (default: the last 30 days).
  */
-export function usageRoute(ctx: AppContext, repo: UsageRepository, queue: UsageQueue) {
+export function usageRoute(ctx: AppContext, repo: UsageRepository) {
   return async (req: Request, res: Response) => {
     const { userId } = principalOf(res);
     await ctx.limits.consume("usage", userId);
@@ -78,8 +77,8 @@ export function usageRoute(ctx: AppContext, repo: UsageRepository, queue: UsageQ
     if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
       throw new AppError("invalid_parameter", `Invalid parameter 'from': the range is at most ${MAX_RANGE_DAYS} days.`);
     }
-    // Read-your-writes on this instance: records still queued are written first.
-    await queue.flush();
+    // Read-your-writes on this instance: charges (with their usage records) still queued are written first.
+    await ctx.ledger.flushCharges(userId);
     const filter = { userId, from, to, model: q.model };
     const [{ records, total }, rows] = await Promise.all([
       repo.list({ ...filter, skip: (q.page - 1) * q.per_page, limit: q.per_page }),
