@@ -1,4 +1,4 @@
-// The gateway as the bench runs it: its own FerretDB, the real app (auth, plan limits, hold/settle, usage queue),
+// The gateway as the bench runs it: its own FerretDB, the real app (auth, plan limits, hold/settle with usage records),
 // one funded user with a key. Bundled by run.mjs with esbuild; prints {url, key} on stdout.
 // argv: <instant upstream url> <slow upstream url> [db|memory]
 //   textA-4 is routed to the instant upstream, textC-8x7b to the slow one (both speak OpenAI chat);
@@ -15,7 +15,7 @@ const env: Record<string, string> = {
   SESSION_SECRET: "bench-secret-bench-secret-bench-secret-01",
   TEXTA_BASE_URL: instant, TEXTA_API_KEY: "bench", TEXTC_BASE_URL: slow, TEXTC_API_KEY: "bench",
   UPSTREAM_MAX_RETRIES: "0",
-  // extra settings for experiments, e.g. BENCH_GATEWAY_ENV='{"USAGE_FLUSH_INTERVAL_MS":"200"}'
+  // extra settings for experiments, e.g. BENCH_GATEWAY_ENV='{"HEAP_GROWING_PERCENT":"0"}'
   ...(JSON.parse(process.env.BENCH_GATEWAY_ENV ?? "{}") as Record<string, string>),
 };
 applyHeapTuning(loadConfig(env, { plans }));

@@ -1,5 +1,5 @@
 // Gateway benchmark: direct-to-fake vs through the gateway with the full hot path (key auth, plan limits,
-// credit hold + settle, usage queue). Prints the figures and writes bench/results.json. See docs/performance.md.
+// credit hold + settle with the usage record). Prints the figures and writes bench/results.json. See docs/performance.md.
 // Usage: `node bench/run.mjs` (needs the FerretDB binary: `node scripts/install-tools.mjs ferretdb`).
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
