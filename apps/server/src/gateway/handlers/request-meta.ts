@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import type { StoredUsage, UsageType } from "../usage/usage-repository";
+import type { StoredUsage } from "../usage/usage-repository";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
 import { Cancellation, type CancelSignal } from "@gw/shared";
@@ -32,17 +32,10 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
   };
 }
 
-export interface UsageFields {
-  model: string;
-  type: UsageType;
-  promptTokens?: number;
-  completionTokens?: number;
-  characters?: number;
-  audioSeconds?: number;
-  images?: number;
-  outputBytes: number;
+/** What a handler knows of a request's usage; the rest of the record comes from the request itself. */
+export type UsageFields = Pick<StoredUsage, "model" | "type" | "promptTokens" | "completionTokens" | "characters" | "audioSeconds" | "images" | "outputBytes"> & {
   status?: "success" | "partial";
-}
+};
 
 /** The request's usage record, stored with its charge (`CreditHold.settle`): one ledger entry per request. */
 export function usageRecord(deps: GatewayDeps, meta: RequestMeta, fields: UsageFields): StoredUsage {

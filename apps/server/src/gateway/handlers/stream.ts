@@ -129,11 +129,14 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   start();
   // The usage chunk reports the charge, and the usage record counts the bytes of the whole stream: settled last.
   const cost = hold.chargeFor(textCost(call.model, final.usage));
-  sse.chunk({}, final.finishReason);
-  if (format.includeUsage) sse.usage(final.usage, cost);
-  sse.done();
-  await hold.settle(cost, usageRecord(deps, meta, {
-    model: call.model.id, type: "text", promptTokens: final.usage.promptTokens,
-    completionTokens: final.usage.completionTokens, outputBytes: sse.outputBytes,
-  }));
+  try {
+    sse.chunk({}, final.finishReason);
+    if (format.includeUsage) sse.usage(final.usage, cost);
+    sse.done();
+  } finally {
+    await hold.settle(cost, usageRecord(deps, meta, {
+      model: call.model.id, type: "text", promptTokens: final.usage.promptTokens,
+      completionTokens: final.usage.completionTokens, outputBytes: sse.outputBytes,
+    }));
+  }
 }
