@@ -43,6 +43,20 @@ describe("ledger", () => {
     expect(await ledger.balance("u1")).toBe(5_000_000);
   });
 
+  it("keeps only its unique index on FerretDB's SQLite backend, where no other index serves a query", async () => {
+    const dbName = freshDb();
+    const db = await connectDatabase(mongo.uri.replace(/\/[^/]*$/, `/${dbName}`));
+    try {
+      // an index left by an earlier version, which built them everywhere
+      await db.connection.collection("ledger_entries").createIndex({ userId: 1, seq: -1 }, { name: "user_seq" });
+      await instance(dbName);
+      const names = (await db.connection.collection("ledger_entries").indexes()).map((i) => i.name).sort();
+      expect(names).toEqual(["_id_", "idempotency_key_unique"]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("holds the worst case and settles to the real cost, exactly once", async () => {
     const ledger = await instance(freshDb());
     await ledger.credit("u", 1_000, { kind: "purchase", idempotencyKey: "c" });
