@@ -80,12 +80,19 @@ export class LedgerRepository {
     }
   }
 
-  /** false when the server answers a filter on a field other than `_id` without its indexes (see ensureIndexes) */
+  /**
+   * false when the server answers a filter on a field other than `_id` without its indexes (see ensureIndexes). A
+   * server that will not explain (permissions, an unknown dialect) gets every index.
+   */
   private async filtersUseIndexes(): Promise<boolean> {
     const driverDb = this.db.connection.db;
     if (!driverDb) throw new Error("database not connected");
-    const plan = await driverDb.command({ explain: { find: LEDGER_COLLECTION, filter: { userId: "" } }, verbosity: "queryPlanner" });
-    return plan.filterPushdown !== false;
+    try {
+      const plan = await driverDb.command({ explain: { find: LEDGER_COLLECTION, filter: { userId: "" } }, verbosity: "queryPlanner" });
+      return plan.filterPushdown !== false;
+    } catch {
+      return true;
+    }
   }
 
   async head(userId: string): Promise<Head> {
