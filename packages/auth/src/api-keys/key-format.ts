@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { randomBase62 } from "@gw/shared";
 
 /** CONTRACT 3: `ak-<KEY_ENV>-<id>` where id is at least 32 random base62 characters. */
@@ -17,9 +17,13 @@ export interface GeneratedApiKey {
   hash: string;
 }
 
-/** SHA-256 of the full key, hex. Keys carry >= 190 bits of entropy, so a fast hash is enough. */
+/**
+ * SHA-256 of the full key, hex. Keys carry >= 190 bits of entropy, so a fast hash is enough.
+ * One-shot `crypto.hash`, not `createHash`: this runs on every request, and each `Hash` object is a native wrapper
+ * with a weak handle that the next young-generation collection has to process (docs/performance.md).
+ */
 export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
+  return hash("sha256", key, "hex");
 }
 
 export function isWellFormedApiKey(candidate: string): boolean {
