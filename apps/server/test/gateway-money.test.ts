@@ -99,7 +99,7 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
       ["/api/v1/imageB.1", { prompt: "a poster with a swastika" }, "hate"],
       ["/api/v1/imageA/generate", { prompt: "Mickey Mouse on a skateboard" }, "intellectual_property"],
       ["/api/v1/task", { model: "imageB-1-dev", prompt: "a card showing SSN 123-45-6789" }, "personal_information"],
-      ["/api/v1/imageB.1", { prompt: "a calm lake", negative_prompt: "porn" }, "sexual"],
+      ["/api/v1/imageB.1", { prompt: "a calm lake", style: "porn" }, "sexual"],
     ];
     for (const [path, body, category] of cases) {
       const res = await postJson(server, path, user.key, body);
@@ -114,6 +114,10 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     // word boundaries: innocent words that contain a term pass
     const ok = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a sextant on a desk in Essex" });
     expect(ok.status).toBe(200);
+    // a negative prompt lists what must not be shown and is never sent upstream: not moderated
+    const negative = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a landscape", negative_prompt: "nude" });
+    expect(negative.status).toBe(200);
+    expect(fakes.imageB.requests.every((r) => !r.body.toString("utf8").includes("nude"))).toBe(true);
   });
 
   it("THE CONCURRENCY PROOF: a balance for exactly K requests, 4K concurrent -> at most K succeed, never negative, ledger consistent", async () => {

@@ -5,17 +5,30 @@ import { checkUpstreamModeration, type UpstreamModerationConfig } from "./upstre
 export { checkLocalPolicy } from "./policy";
 export type { ModerationCategory } from "./terms";
 
+/** An image request's texts, in this order. */
+export type ImagePromptTexts = readonly [prompt: string, negativePrompt: string | null | undefined, style: string | null | undefined];
+
+/**
+ * What reaches the image upstream and so what is moderated: the prompt and the style (both adapters fold the style
+ * into the prompt). The negative prompt is left out: it lists what the image must not show, and no adapter sends it
+ * upstream, so refusing it would only block harmless requests.
+ */
+export function textsToModerate([prompt, , style]: ImagePromptTexts): string[] {
+  return [prompt, style].filter((t): t is string => Boolean(t));
+}
+
 /** Every image prompt passes here before any hold or upstream call; a violation throws 400 content_policy_violation. */
 export async function moderateImagePrompt(
-  texts: Array<string | undefined | null>,
+  texts: ImagePromptTexts,
   opts: { upstream?: UpstreamModerationConfig; logger: Logger },
 ): Promise<void> {
-  const local = checkLocalPolicy(...texts);
+  const checked = textsToModerate(texts);
+  const local = checkLocalPolicy(...checked);
   if (local.flagged && local.category) {
     opts.logger.info({ category: local.category, match: local.match }, "image prompt rejected by local policy");
     throw policyViolation(local.category);
   }
   if (!opts.upstream) return;
-  const remote = await checkUpstreamModeration(opts.upstream, texts.filter(Boolean).join("\n"), opts.logger);
+  const remote = await checkUpstreamModeration(opts.upstream, checked.join("\n"), opts.logger);
   if (remote.flagged && remote.category) throw policyViolation(remote.category);
 }

@@ -1,0 +1,17 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { moderateImagePrompt, textsToModerate } from "./index";
+
+const logger = pino({ level: "silent" });
+
+describe("image prompt moderation", () => {
+  it("checks the prompt and the style, which reach the upstream", async () => {
+    await expect(moderateImagePrompt(["a N.U.D.E portrait", undefined, undefined], { logger })).rejects.toMatchObject({ code: "content_policy_violation" });
+    await expect(moderateImagePrompt(["a calm lake", undefined, "gore"], { logger })).rejects.toMatchObject({ code: "content_policy_violation" });
+  });
+
+  it("leaves the negative prompt out: it lists what must not be shown and is never sent upstream", async () => {
+    await expect(moderateImagePrompt(["a landscape", "nude", undefined], { logger })).resolves.toBeUndefined();
+    expect(textsToModerate(["a landscape", "nude, gore", "watercolor"])).toEqual(["a landscape", "watercolor"]);
+  });
+});
