@@ -206,6 +206,12 @@ describe("limits, idempotency and the usage API", () => {
     await postJson(server, "/api/v1/task", user.key, { model: "textB-3-haiku", messages: [{ role: "user", content: "three" }], max_tokens: 10 });
     const res = await fetch(`${server.url}/api/usage?per_page=1`, { headers: { authorization: `Bearer ${user.key}` } });
     expect(res.status).toBe(200);
+    // per-user data: never cached; counted against its own `usage` limit, not the plan's requests per minute
+    const usageLimit = server.app.context.config.limits.usage.points;
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-ratelimit-limit")).toBe(String(usageLimit));
+    expect(res.headers.get("x-ratelimit-remaining")).toBe(String(usageLimit - 1));
+    expect(Number(res.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 - 1);
     const body = await readJson(res);
     expect(body.data).toHaveLength(1);
     expect(body.data[0]).toMatchObject({ model: "textB-3-haiku", type: "text", prompt_tokens: 1, completion_tokens: 2, cost: 0.000005, status: "success", key_id: user.keyId });
@@ -221,5 +227,10 @@ describe("limits, idempotency and the usage API", () => {
     ]);
     const bad = await fetch(`${server.url}/api/usage?per_page=1000`, { headers: { authorization: `Bearer ${user.key}` } });
     expect(bad.status).toBe(400);
+    expect(bad.headers.get("cache-control")).toBe("no-store");
+    expect(bad.headers.get("x-ratelimit-remaining")).toBe(String(usageLimit - 2));
+    const anonymous = await fetch(`${server.url}/api/usage`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("cache-control")).toBe("no-store");
   });
 });

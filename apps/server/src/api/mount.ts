@@ -5,6 +5,7 @@ import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
 import { mountAuthRoutes } from "../auth/mount";
 import { jsonParser } from "../http/json-body";
+import { noStore } from "../http/no-store";
 import { csrfGuard } from "./csrf";
 import { renderDocsPage } from "./docs-page";
 import { fieldWithNul } from "./nul-bytes";
@@ -31,12 +32,6 @@ const objectBody: RequestHandler = (req, _res, next) => {
   }
   const withNul = fieldWithNul(body);
   if (withNul !== undefined) return next(invalidParameter(withNul, "must not contain NUL characters"));
-  next();
-};
-
-/** API responses carry account data: never stored by caches unless a route says otherwise. */
-const noStore: RequestHandler = (_req, res, next) => {
-  res.setHeader("Cache-Control", "no-store");
   next();
 };
 

@@ -3,6 +3,7 @@ import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
 import type { AppContext } from "../context";
 import type { DirectRoutes } from "../http/direct-routes";
+import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
 import { jsonBody, jsonOrMultipartBody } from "./http/body";
@@ -52,7 +53,9 @@ export async function mountGateway(
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
-    ["GET", "/api/usage", [auth, usageRoute(ctx, usageRepo)]],
+    // Under /api but mounted here (and served directly), so mountApi's no-store does not reach it; its own
+    // `usage` limit, not the plan's, counts it.
+    ["GET", "/api/usage", [noStore, auth, usageRoute(ctx, usageRepo)]],
   ];
   // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD).
   const router = Router();

@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import { setRateLimitHeaders } from "@gw/api/trpc";
 import { AppError, microsToDollars } from "@gw/shared";
 import { z } from "zod";
 import type { AppContext } from "../../context";
@@ -64,12 +65,13 @@ function finish<T extends Sums & { costMicros?: number }>(s: T): Omit<T, "costMi
 
 /**
  * GET /api/usage (API key or session): the caller's usage records, newest first, paginated, with totals per day
- * and per model over the same range (default: the last 30 days).
+ * and per model over the same range (default: the last 30 days). Counted against the `usage` limit, whose
+ * X-RateLimit-* it carries; mounted with no-store (per-user data).
  */
 export function usageRoute(ctx: AppContext, repo: UsageRepository) {
   return async (req: Request, res: Response) => {
     const { userId } = principalOf(res);
-    await ctx.limits.consume("usage", userId);
+    setRateLimitHeaders(res, await ctx.limits.consume("usage", userId));
     const q = parseOrThrow(usageQuery, req.query);
     const to = q.to ?? new Date(ctx.clock.now() + 1);
     const from = q.from ?? new Date(to.getTime() - 30 * DAY_MS);
