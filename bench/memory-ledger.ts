@@ -8,11 +8,18 @@ export function createMemoryLedger(): Ledger {
   const holds = new Map<string, number>();
   const credited = new Set<string>();
   const balanceOf = (userId: string) => balances.get(userId) ?? 0;
+  // A cost above the hold is drawn from the rest of the balance, never below zero (as the real ledger does).
+  const chargeable = (userId: string, holdId: string, cost: number) => {
+    const held = holds.get(holdId);
+    return held === undefined ? 0 : Math.min(Math.max(0, cost), held + balanceOf(userId));
+  };
   const close = (userId: string, holdId: string, cost: number) => {
     const held = holds.get(holdId);
-    if (held === undefined) return;
+    if (held === undefined) return 0;
+    const charged = chargeable(userId, holdId, cost);
     holds.delete(holdId);
-    balances.set(userId, balanceOf(userId) + held - Math.min(Math.max(0, cost), held));
+    balances.set(userId, balanceOf(userId) + held - charged);
+    return charged;
   };
 
   // Not a direct literal: `flush` (the in-memory reservations' write-out) may or may not be on Ledger yet.
@@ -34,8 +41,9 @@ export function createMemoryLedger(): Ledger {
       return { ok: true, balance: balance - amount };
     },
     async settle(userId: string, holdId: string, cost: number) {
-      close(userId, holdId, cost);
+      return close(userId, holdId, cost);
     },
+    chargeable,
     async release(userId: string, holdId: string) {
       close(userId, holdId, 0);
     },

@@ -114,17 +114,27 @@ describe("ledger", () => {
     expect(entries.reduce((s, e) => s + e.amount, 0)).toBe(100_000_000 - 4_000);
   });
 
-  it("clamps a cost above the hold to the hold, and a release charges nothing", async () => {
+  it("charges a cost above the hold from the rest of the reservation, never below zero; a release charges nothing", async () => {
     const ledger = await instance(freshDb());
-    await ledger.credit("u", 1_000, { kind: "purchase", idempotencyKey: "c" });
+    await ledger.credit("u", 10_000, { kind: "purchase", idempotencyKey: "c" });
     await ledger.hold("u", 100, { holdId: "a" });
-    await ledger.settle("u", "a", 5_000);
+    expect(ledger.chargeable("u", "a", 5_000)).toBe(5_000);
+    expect(await ledger.settle("u", "a", 5_000, { model: "m" })).toBe(5_000);
+    expect(ledger.chargeable("u", "a", 5_000)).toBe(0);
+    expect(await ledger.settle("u", "a", 5_000)).toBe(0);
     await ledger.hold("u", 200, { holdId: "b" });
     await ledger.release("u", "b");
-    expect(await ledger.balance("u")).toBe(900);
+    expect(await ledger.balance("u")).toBe(5_000);
+    // Only 5,000 left: a 9,000 cost takes it all and records the rest as uncharged.
+    await ledger.hold("u", 100, { holdId: "c" });
+    expect(await ledger.settle("u", "c", 9_000, { model: "m" })).toBe(5_000);
+    expect(await ledger.balance("u")).toBe(0);
     await ledger.flush();
-    expect(await ledger.balance("u")).toBe(900);
-    expect((await ledger.entries("u")).reduce((s, e) => s + e.amount, 0)).toBe(900);
+    const entries = await ledger.entries("u");
+    expect(await ledger.balance("u")).toBe(0);
+    expect(entries.reduce((s, e) => s + e.amount, 0)).toBe(0);
+    expect(entries.filter((e) => e.kind === "settle").map((e) => [e.cost, e.meta?.uncharged])).toEqual([[5_000, 4_000], [5_000, undefined]]);
+    expect((await ledger.verify("u")).ok).toBe(true);
   });
 
   it("refuses a hold the balance does not cover", async () => {

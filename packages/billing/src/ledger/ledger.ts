@@ -98,8 +98,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     async settle(userId, holdId, cost, meta) {
       assertAmount(cost, "cost");
-      book.close(userId, holdId, cost, meta);
+      return book.close(userId, holdId, cost, meta);
     },
+
+    chargeable: (userId, holdId, cost) => book.chargeable(userId, holdId, cost),
 
     async release(userId, holdId) {
       book.close(userId, holdId, 0);

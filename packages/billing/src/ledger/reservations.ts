@@ -86,21 +86,35 @@ export class ReservationBook {
   }
 
   /**
-   * Closes a request's hold charging `cost` (clamped to the hold). Unknown or closed holds are ignored. A charge, or a
-   * close with `meta` (the request's usage record) even at cost 0, is written as a `settle` entry.
+   * Closes a request's hold charging `cost`; returns what was charged. A cost above the hold (the upstream used more
+   * than the worst case the gateway could foresee) is drawn from the rest of this user's reservation, and what even
+   * that does not cover is not charged (recorded as `uncharged` in `meta`), so the balance never goes below zero.
+   * Unknown or closed holds charge nothing. A charge, or a close with `meta` (the request's usage record) even at
+   * cost 0, is written as a `settle` entry.
    */
-  close(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): void {
+  close(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): number {
     const r = this.users.get(userId);
     const amount = r?.inFlight.get(holdId);
-    if (!r || amount === undefined) return;
+    if (!r || amount === undefined) return 0;
     r.inFlight.delete(holdId);
     r.inFlightTotal -= amount;
     r.lastActivity = this.clock.now();
-    const charged = Math.min(Math.max(0, cost), amount);
+    const wanted = Math.max(0, cost);
+    const charged = Math.min(wanted, available(r));
+    if (charged < wanted && meta !== undefined) meta = { ...meta, uncharged: wanted - charged };
     if (charged > 0 || meta !== undefined) {
       r.pending.push({ holdId, cost: charged, meta });
       r.pendingTotal += charged;
     }
+    return charged;
+  }
+
+  /** What `close(userId, holdId, cost)` would charge now (0 for an unknown or closed hold). */
+  chargeable(userId: string, holdId: string, cost: number): number {
+    const r = this.users.get(userId);
+    const amount = r?.inFlight.get(holdId);
+    if (!r || amount === undefined) return 0;
+    return Math.min(Math.max(0, cost), available(r) + amount);
   }
 
   /**

@@ -49,11 +49,14 @@ export interface Ledger {
   /** reserves `amount` when the balance covers it; never lets the balance go below zero */
   hold(userId: string, amount: number, opts: { holdId: string; meta?: Record<string, unknown> }): Promise<HoldResult>;
   /**
-   * Closes a hold charging `cost` (clamped to the hold); exactly one settle/release per hold. The `settle` entry is
-   * written within the flush interval, carrying `meta` (the gateway's usage record); without `meta`, a cost of 0
-   * writes nothing.
+   * Closes a hold charging `cost`; exactly one settle/release per hold. Returns what was charged: a cost above the
+   * hold is drawn from the rest of the user's credits this instance has reserved, never taking the balance below
+   * zero. The `settle` entry is written within the flush interval, carrying `meta` (the gateway's usage record, plus
+   * `uncharged` when part of the cost was not covered); without `meta`, a cost of 0 writes nothing.
    */
-  settle(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): Promise<void>;
+  settle(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): Promise<number>;
+  /** what `settle` would charge now for `cost` (synchronous, so a caller can report it before settling) */
+  chargeable(userId: string, holdId: string, cost: number): number;
   /** closes a hold charging nothing */
   release(userId: string, holdId: string): Promise<void>;
   /** newest first */

@@ -127,8 +127,9 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     return;
   }
   start();
-  // The usage chunk reports the charge, and the usage record counts the bytes of the whole stream: settled last.
-  const cost = hold.chargeFor(textCost(call.model, final.usage));
+  // The usage chunk reports the charge, and the usage record counts the bytes of the whole stream: settled last,
+  // for the quoted cost (the writes below are synchronous, so the quote still holds at the settle).
+  const cost = hold.quote(textCost(call.model, final.usage));
   try {
     sse.chunk({}, final.finishReason);
     if (format.includeUsage) sse.usage(final.usage, cost);

@@ -29,20 +29,19 @@ export class CreditHold {
   }
 
   /**
-   * Charges `cost` (never more than the hold). Returns what was charged. `usage` (the request's usage record) is
-   * stored with the charge: one ledger entry per request carries both.
+   * Charges `cost`, rounded up to whole micro-dollars: the real cost, also when it is above the hold (the upstream
+   * used more than the foreseeable worst case), as far as the user's credits cover it. Returns what was charged.
+   * `usage` (the request's usage record) is stored with the charge: one ledger entry per request carries both.
    */
   async settle(cost: number, usage?: Record<string, unknown>): Promise<number> {
     if (this.closed) return 0;
     this.closed = true;
-    const charged = this.chargeFor(cost);
-    await this.ledger.settle(this.userId, this.holdId, charged, usage);
-    return charged;
+    return this.ledger.settle(this.userId, this.holdId, wholeMicros(cost), usage);
   }
 
-  /** What `settle(cost)` charges: whole micro-dollars, never below zero or above the hold. */
-  chargeFor(cost: number): number {
-    return Math.min(Math.max(0, Math.ceil(cost)), this.amount);
+  /** What `settle(cost)` would charge now; nothing in between may await for the two to agree. */
+  quote(cost: number): number {
+    return this.closed ? 0 : this.ledger.chargeable(this.userId, this.holdId, wholeMicros(cost));
   }
 
   /** Gives the whole hold back; harmless when already closed. */
@@ -52,3 +51,5 @@ export class CreditHold {
     await this.ledger.release(this.userId, this.holdId);
   }
 }
+
+const wholeMicros = (cost: number): number => Math.max(0, Math.ceil(cost));
