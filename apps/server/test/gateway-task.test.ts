@@ -4,11 +4,17 @@ import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-up
 import { startTestServer, type TestServer } from "./harness";
 import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
 
-function audioForm(fields: Record<string, string>, audio?: Buffer): FormData {
+function audioForm(fields: Record<string, string>, audio?: Buffer, type = "audio/wav"): FormData {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  if (audio) form.append("audio", new Blob([audio], { type: "audio/wav" }), "clip.wav");
+  if (audio) form.append("audio", new Blob([audio], { type }), type === "audio/mpeg" ? "clip.mp3" : "clip.wav");
   return form;
+}
+
+/** MPEG-2.5 Layer III frames at 8 kbit/s, 8 kHz mono (silent): 72 bytes per 72 ms, 1,000 bytes per second. */
+function lowBitrateMp3(seconds: number): Buffer {
+  const frame = Buffer.from([0xff, 0xe3, 0x18, 0xc0, ...Array<number>(68).fill(0)]);
+  return Buffer.concat(Array<Buffer>(Math.ceil(seconds / 0.072)).fill(frame));
 }
 
 describe("task and image endpoints: every modality, exact charges", () => {
@@ -48,6 +54,19 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(Number.isInteger(body.created)).toBe(true);
     expect(cost).toBe(2 + 6);
     for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) expect(res.headers.get(h)).toMatch(/^\d+$/);
+  });
+
+  it("text task: usage the upstream reports above the held worst case is charged in full", async () => {
+    fakes.textC.failNext(1, { kind: "status", status: 200, body: {
+      id: "c1", object: "chat.completion", created: 1, model: "textC-8x7b",
+      choices: [{ index: 0, message: { role: "assistant", content: "a very long answer" }, finish_reason: "length" }],
+      usage: { prompt_tokens: 10, completion_tokens: 1801, total_tokens: 1811 },
+    } });
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "textC-8x7b", messages: [{ role: "user", content: "hi" }], max_tokens: 50 }));
+    expect(res.status).toBe(200);
+    expect(body.usage).toEqual({ prompt_tokens: 10, completion_tokens: 1801, total_tokens: 1811 });
+    expect(cost).toBe(10 + 2 * 1801);
+    expect(res.headers.get("x-request-cost")).toBe("0.003612");
   });
 
   it("text task stream: task.completion.chunk events", async () => {
@@ -95,6 +114,34 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(body).toMatchObject({ object: "transcription", model: "speechvendor-stt", duration_seconds: 2.5 });
     expect(typeof body.text).toBe("string");
     expect(cost).toBe(3 * 100);
+  });
+
+  it("speech-to-text: the upstream's duration is billed in full, also above the hold", async () => {
+    // 4,000 bytes with no container: held as 2 s (size estimate); the upstream reports 61.3 s -> 62 started seconds.
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { text: "a long quiet recording", audio_duration_secs: 61.3 } });
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, Buffer.alloc(4_000, 3)) }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "transcription", text: "a long quiet recording", duration_seconds: 61.3 });
+    expect(cost).toBe(62 * 100);
+    expect(res.headers.get("x-request-cost")).toBe("0.006200");
+  });
+
+  it("speech-to-text: the hold covers the duration the file's container declares, not a guess from its size", async () => {
+    // 61 s of 8 kbit/s MP3 in 61 KB: a size estimate would hold 31 s ($0.0031); the declared 61.06 s hold 62 + 1 s.
+    const poor = await fundedUser(server, 0.005);
+    const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(poor.key, false), body: audioForm({ model: "speechvendor-stt" }, lowBitrateMp3(61), "audio/mpeg") });
+    expect(res.status).toBe(402);
+    expect(await res.json()).toEqual({ error: expect.objectContaining({ code: "insufficient_credits", current_balance: 0.005, required_amount: 0.0063 }) });
+    expect(await balanceMicros(server, poor.userId)).toBe(5_000);
+    expect(fakes.speech.lastRequest()).toBeUndefined();
+  });
+
+  it("speech-to-text: when the upstream reports no duration, the declared one is billed and returned", async () => {
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { text: "", words: [] } });
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, lowBitrateMp3(10), "audio/mpeg") }));
+    expect(res.status).toBe(200);
+    expect(body.duration_seconds).toBeCloseTo(10.008, 3); // 139 frames of 72 ms
+    expect(cost).toBe(11 * 100);
   });
 
   it("speech-to-speech (multipart with voice_settings as JSON)", async () => {

@@ -3,7 +3,8 @@ import type { AudioResult, GeneratedImage, ImageRequest, TranscriptionResult, Vo
 import { AppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
-import { audioCost, characterCost, estimateAudioSeconds, imageCost } from "../money/pricing";
+import { declaredAudioSeconds, heldAudioSeconds } from "../money/audio-duration";
+import { audioCost, characterCost, imageCost } from "../money/pricing";
 import { billed } from "./billed";
 import type { RequestMeta } from "./request-meta";
 
@@ -50,31 +51,42 @@ export interface UploadedAudio {
   contentType: string;
 }
 
-/** Speech-to-speech: held on the upload's worst-case duration, settled to the duration upstream reports. */
+/**
+ * Speech-to-speech: held on the upload's duration (as its container declares it, else estimated from its size),
+ * settled to the duration upstream reports, else the declared one.
+ */
 export async function runSpeechToSpeech(
   deps: GatewayDeps,
   meta: RequestMeta,
   call: { model: ModelDefinition; voice: string; audio: UploadedAudio; voiceSettings?: VoiceSettings; outputFormat?: string },
 ): Promise<{ audio: AudioResult; cost: number; seconds: number }> {
-  const estimate = estimateAudioSeconds(call.audio.data.length);
-  let seconds = estimate;
-  const { result, cost } = await billed(deps, meta, audioCost(call.model, estimate), call.model.id, () => deps.providers.speechToSpeech({ ...call, signal: meta.signal }), (r) => {
+  const declared = await declaredAudioSeconds(call.audio.data, call.audio.contentType);
+  const held = heldAudioSeconds(call.audio.data.length, declared);
+  let seconds = held;
+  const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToSpeech({ ...call, signal: meta.signal }), (r) => {
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
-    seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : estimate;
+    seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? held;
     return audioCost(call.model, seconds);
   }, (r) => ({ model: call.model.id, type: "sts", audioSeconds: Math.ceil(seconds), outputBytes: r.audio.length }));
   return { audio: result, cost, seconds };
 }
 
+/**
+ * Speech-to-text: held like speech-to-speech, settled to the duration upstream reports. When it reports none (no
+ * duration and no timed words), the container's declared duration is billed and returned, else the minimum second.
+ */
 export async function runSpeechToText(
   deps: GatewayDeps,
   meta: RequestMeta,
   call: { model: ModelDefinition; audio: UploadedAudio },
 ): Promise<{ transcription: TranscriptionResult; cost: number }> {
-  const estimate = estimateAudioSeconds(call.audio.data.length);
-  const { result, cost } = await billed(deps, meta, audioCost(call.model, estimate), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
+  const declared = await declaredAudioSeconds(call.audio.data, call.audio.contentType);
+  const held = heldAudioSeconds(call.audio.data.length, declared);
+  let seconds = 0;
+  const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
     if (!Number.isFinite(r.durationSeconds) || r.durationSeconds < 0) throw new AppError("upstream_error", "The speech upstream returned no duration.");
-    return audioCost(call.model, r.durationSeconds);
-  }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: Math.ceil(r.durationSeconds), outputBytes: Buffer.byteLength(r.text) }));
-  return { transcription: result, cost };
+    seconds = r.durationSeconds > 0 ? r.durationSeconds : declared ?? 0;
+    return audioCost(call.model, seconds);
+  }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: Math.ceil(seconds), outputBytes: Buffer.byteLength(r.text) }));
+  return { transcription: { ...result, durationSeconds: seconds }, cost };
 }

@@ -34,14 +34,10 @@ export function audioCost(model: ModelDefinition, seconds: number): number {
 }
 
 /**
- * Worst-case duration of an upload, from its size: 2,000 bytes per second (16 kbit/s, below any speech codec
- * the upstream accepts at usable quality). The hold is settled to the real duration the upstream reports.
+ * Worst-case duration of an upload whose container declares none (money/audio-duration.ts): 2,000 bytes per second
+ * (16 kbit/s, below any speech codec the upstream accepts at usable quality).
  */
 export const AUDIO_BYTES_PER_SECOND_FLOOR = 2_000;
-
-export function estimateAudioSeconds(bytes: number): number {
-  return Math.max(1, Math.ceil(bytes / AUDIO_BYTES_PER_SECOND_FLOOR));
-}
 
 /** Chat formats add a few tokens per message (role, separators); counted so the worst case is never short. */
 export const TOKENS_PER_MESSAGE = 4;

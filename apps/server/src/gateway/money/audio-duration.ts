@@ -1,0 +1,30 @@
+// How long an uploaded audio file plays, for the worst case a speech-to-text or speech-to-speech request holds
+// (CONTRACT 6). Read from the container's headers by music-metadata (WAV, MP3, Ogg/Opus, FLAC, M4A, WebM …),
+// never decoded. Loaded on the first speech upload: most gateway processes serve text and never need it.
+import type { parseBuffer as ParseBuffer } from "music-metadata";
+import { AUDIO_BYTES_PER_SECOND_FLOOR } from "./pricing";
+
+let parser: Promise<typeof ParseBuffer> | undefined;
+
+/** Seconds of audio the container declares, or undefined when it cannot tell (unknown format, no header, garbage). */
+export async function declaredAudioSeconds(data: Buffer, contentType?: string): Promise<number | undefined> {
+  parser ??= import("music-metadata").then((m) => m.parseBuffer);
+  try {
+    const parseBuffer = await parser;
+    const { format } = await parseBuffer(data, { mimeType: contentType, size: data.length }, { skipCovers: true });
+    const seconds = format.duration;
+    return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The seconds a speech upload is held for: what its container declares (plus one second for rounding between the
+ * container and the upstream), else an estimate from its size at 2,000 bytes per second. Either way the hold is
+ * settled to the duration the upstream reports.
+ */
+export function heldAudioSeconds(bytes: number, declared: number | undefined): number {
+  if (declared !== undefined) return Math.ceil(declared) + 1;
+  return Math.max(1, Math.ceil(bytes / AUDIO_BYTES_PER_SECOND_FLOOR));
+}
