@@ -57,6 +57,9 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     const text = await res.text();
     expect(text).toContain('"error"');
     expect(text).not.toContain("[DONE]");
+    // the upstream was reached and then broke: the final error event says so
+    expect(text).toContain("The upstream stream broke off before it finished.");
+    expect(text).not.toContain("could not be reached");
     const produced = text.split("\n\n").filter((e) => e.startsWith("data: {") && e.includes('"delta"'))
       .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta.content ?? "").join("");
     expect(produced.length).toBeGreaterThan(0);

@@ -85,10 +85,19 @@ describe("chat streaming", () => {
     const err = await caught(async () => { for await (const e of h.gateway.chatStream({ model: h.model("textA-4"), messages, signal: noAbort() })) received.push(e); });
     expect(err).toBeInstanceOf(StreamInterruptedError);
     expect(err.code).toBe("upstream_error");
+    // it was reached and answered, then broke: not "could not be reached"
+    expect(err.message).toBe("The upstream stream broke off before it finished.");
     const produced = received.map((e) => (e.type === "delta" ? e.content : "")).join("");
     expect(received.length).toBeGreaterThan(0);
     expect((err as unknown as StreamInterruptedError).usage).toEqual({ promptTokens: countMessageTokens(messages), completionTokens: countTokens(produced) });
     expect(h.fakes.textA.requests).toHaveLength(1);
+  });
+
+  it("a stream whose connection fails before any byte, on every attempt, could not be reached", async () => {
+    h.fakes.textA.failNext(3, { kind: "reset" });
+    const err = await caught(() => collect(h.gateway.chatStream({ model: h.model("textA-4"), messages, signal: noAbort() })));
+    expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream provider could not be reached." });
+    expect(h.fakes.textA.requests).toHaveLength(3);
   });
 
   it("retries a 503 before the first byte, then streams", async () => {

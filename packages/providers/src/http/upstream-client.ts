@@ -53,6 +53,7 @@ interface Attempt {
 export const cancelledError = () => new AppError("upstream_error", "The request was cancelled by the client.");
 export const timeoutError = () => new AppError("upstream_timeout", "The upstream provider did not answer in time.");
 const unreachableError = () => new AppError("upstream_error", "The upstream provider could not be reached.");
+const brokenOffError = () => new AppError("upstream_error", "The upstream stream broke off before it finished.");
 
 /** Is this the error thrown when the caller's signal fired? */
 export const isCancelled = (err: unknown, signal: CancelSignal): boolean => signal.aborted && err instanceof AppError && err.code === "upstream_error";
@@ -117,7 +118,8 @@ export class UpstreamClient {
         }
         return;
       } catch (err) {
-        failure = this.toAppError(err, attempt);
+        // Once the answer's headers arrived the provider was reached: a connection lost after that broke the stream.
+        failure = this.toAppError(err, attempt, res === undefined ? unreachableError : brokenOffError);
         const retryable = !delivered && budget.retriesLeft > 0 && !(err instanceof AppError)
           && !attempt.stopped() && classifyTransportError(err) === "connection";
         if (!retryable) throw failure;
@@ -209,14 +211,15 @@ export class UpstreamClient {
     };
   }
 
-  private toAppError(err: unknown, attempt: Attempt): AppError {
+  /** `connectionLost` names a connection failure: unreachable by default, broken off once an answer began. */
+  private toAppError(err: unknown, attempt: Attempt, connectionLost: () => AppError = unreachableError): AppError {
     const stopped = attempt.stopped();
     if (stopped === "cancelled") return cancelledError();
     if (stopped === "timeout") return timeoutError();
     if (err instanceof AppError) return err;
     const kind = classifyTransportError(err);
     if (kind === "timeout") return timeoutError();
-    if (kind === "connection") return unreachableError();
+    if (kind === "connection") return connectionLost();
     return new AppError("upstream_error", "The upstream provider sent an unreadable answer.");
   }
 }
