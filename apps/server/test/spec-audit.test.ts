@@ -58,6 +58,20 @@ describe("SPEC/CONTRACT audit regressions", () => {
       const empty = await readJson(await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: [] }));
       expect(empty.error.message).toBe("Invalid parameter 'messages': must be at least 1 item.");
     });
+
+    it("validation messages state the rule broken: exclusive bounds, unions by their branches (CONTRACT 1)", async () => {
+      const invalid = (message: string) => ({ error: { message, type: "invalid_request_error", code: "invalid_parameter" } });
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        ["/v1/chat/completions", { model: "textA-4", messages: [{ role: "user", content: "x" }], max_tokens: 0 }, "Invalid parameter 'max_tokens': must be greater than 0."],
+        ["/v1/chat/completions", { model: "textA-4", messages: [{ role: "user", content: { text: "x" } }] }, "Invalid parameter 'messages[0].content': must be a string or an array."],
+        ["/v1/completions", { model: "text-davinci-003", prompt: ["a", "b"] }, "Invalid parameter 'prompt': must be a string or an array of exactly 1 item."],
+        ["/v1/embeddings", { model: "text-embedding-ada-002", input: 42 }, "Invalid parameter 'input': must be a string or an array."],
+      ];
+      for (const [path, body, message] of cases) {
+        const res = await postJson(server, path, user.key, body);
+        expect({ path, status: res.status, body: await readJson(res) }).toEqual({ path, status: 400, body: invalid(message) });
+      }
+    });
   });
 
   describe("invalid UTF-8 is a 400, not silently replaced (CONTRACT 7b)", () => {
