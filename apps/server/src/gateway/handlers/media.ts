@@ -12,7 +12,7 @@ export type ImageCall = Omit<ImageRequest, "signal">;
 
 /** Moderation first (a rejected prompt costs nothing and never reaches upstream), then count x price by size. */
 export async function runImages(deps: GatewayDeps, meta: RequestMeta, call: ImageCall): Promise<{ images: GeneratedImage[]; cost: number }> {
-  await moderateImagePrompt([call.prompt, call.negativePrompt, call.style], {
+  await moderateImagePrompt(call, {
     upstream: deps.ctx.config.gateway.moderationUpstream,
     logger: deps.ctx.logger,
   });

@@ -5,15 +5,19 @@ import { checkUpstreamModeration, type UpstreamModerationConfig } from "./upstre
 export { checkLocalPolicy } from "./policy";
 export type { ModerationCategory } from "./terms";
 
-/** An image request's texts, in this order. */
-export type ImagePromptTexts = readonly [prompt: string, negativePrompt: string | null | undefined, style: string | null | undefined];
+/** An image request's texts. */
+export interface ImagePromptTexts {
+  prompt: string;
+  negativePrompt?: string | null;
+  style?: string | null;
+}
 
 /**
  * What reaches the image upstream and so what is moderated: the prompt and the style (both adapters fold the style
  * into the prompt). The negative prompt is left out: it lists what the image must not show, and no adapter sends it
  * upstream, so refusing it would only block harmless requests.
  */
-export function textsToModerate([prompt, , style]: ImagePromptTexts): string[] {
+export function textsToModerate({ prompt, style }: ImagePromptTexts): string[] {
   return [prompt, style].filter((t): t is string => Boolean(t));
 }
 
