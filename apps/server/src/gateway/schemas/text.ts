@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { messages, positiveInt, safeString, temperature } from "./common";
 
-// Fields the gateway itself interprets; anything else on /v1/* is passed through to OpenAI-compatible upstreams.
+// Fields the gateway itself interprets; anything else on /v1/* is passed through to OpenAI-compatible upstreams
+// (collected from the raw body by passthroughOf, so the schemas below strip unknown keys instead of copying them).
 export const CHAT_KNOWN_FIELDS = ["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "n"];
 export const COMPLETION_KNOWN_FIELDS = ["model", "prompt", "max_tokens", "temperature", "stream", "stream_options", "n"];
 
@@ -9,7 +10,7 @@ const streamOptions = z.object({ include_usage: z.boolean().optional() }).nullis
 // Only one choice per request is produced and billed.
 const singleChoice = z.literal(1).nullish();
 
-export const chatBody = z.looseObject({
+export const chatBody = z.object({
   model: z.string(),
   messages,
   max_tokens: positiveInt.nullish(),
@@ -21,7 +22,7 @@ export const chatBody = z.looseObject({
 });
 export type ChatBody = z.output<typeof chatBody>;
 
-export const completionBody = z.looseObject({
+export const completionBody = z.object({
   model: z.string(),
   prompt: z.union([safeString(400_000), z.array(safeString(400_000)).length(1).transform((a) => a[0] ?? "")]),
   max_tokens: positiveInt.nullish(),
@@ -31,7 +32,7 @@ export const completionBody = z.looseObject({
 });
 export type CompletionBody = z.output<typeof completionBody>;
 
-export const embeddingBody = z.looseObject({
+export const embeddingBody = z.object({
   model: z.string(),
   input: z.union([safeString(400_000), z.array(safeString(400_000)).min(1).max(2048)]),
   encoding_format: z.enum(["float", "base64"]).nullish(),
