@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_PLANS } from "@gw/config";
+import { DEFAULT_MODELS, DEFAULT_PLANS } from "@gw/config";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
 import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
@@ -162,7 +165,52 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(body.images).toHaveLength(2);
     expect(body.images[0]).toEqual({ url: expect.any(String), id: expect.any(String), created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     expect(cost).toBe(200_000);
-    expect(fakes.imageA.lastRequest()?.json).toMatchObject({ n: 2, size: "512x512" });
+    // version 5 (the default) sends the model's upstream name: the id, as no upstreamModel is configured
+    expect(fakes.imageA.lastRequest()?.json).toMatchObject({ model: "imageA", n: 2, size: "512x512" });
+  });
+
+  it("imageA: an unknown version is 400 invalid_parameter naming 'model' and the known versions, costs nothing, never sent", async () => {
+    for (const model of ["6", "banana"]) {
+      const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse", model }));
+      expect(res.status).toBe(400);
+      expect(body).toEqual({ error: { message: "Invalid parameter 'model': must be one of the versions \"5\".", type: "invalid_request_error", code: "invalid_parameter" } });
+      expect(cost).toBe(0);
+    }
+    expect(fakes.imageA.requests).toHaveLength(0);
+  });
+
+  describe("imageA versions added in the models config file", () => {
+    let dir: string;
+    let configured: TestServer;
+    let owner: FundedUser;
+
+    beforeAll(async () => {
+      dir = mkdtempSync(path.join(os.tmpdir(), "gw-models-"));
+      const models = DEFAULT_MODELS.map((m) => (m.id === "imageA" ? { ...m, versions: { "5": "image-model-5", "6": "image-model-6" } } : m));
+      writeFileSync(path.join(dir, "models.json"), JSON.stringify({ models }));
+      configured = await startTestServer({ env: { ...fakes.env, CONFIG_FILE: path.join(dir, "models.json") } });
+      owner = await fundedUser(configured, 5);
+    });
+    afterAll(async () => {
+      await configured.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("each version sends its own upstream model name and is reported back as `model`", async () => {
+      const cases: Array<[Record<string, string>, string, string]> = [[{}, "5", "image-model-5"], [{ model: "5" }, "5", "image-model-5"], [{ model: "6" }, "6", "image-model-6"]];
+      for (const [extra, version, upstream] of cases) {
+        const res = await postJson(configured, "/api/v1/imageA/generate", owner.key, { prompt: "a lighthouse", ...extra });
+        expect(res.status).toBe(200);
+        expect((await readJson(res)).model).toBe(version);
+        expect(fakes.imageA.lastRequest()?.json).toMatchObject({ model: upstream });
+      }
+      const before = await balanceMicros(configured, owner.userId);
+      const unknown = await postJson(configured, "/api/v1/imageA/generate", owner.key, { prompt: "a lighthouse", model: "7" });
+      expect(unknown.status).toBe(400);
+      expect(await readJson(unknown)).toEqual({ error: { message: "Invalid parameter 'model': must be one of the versions \"5\", \"6\".", type: "invalid_request_error", code: "invalid_parameter" } });
+      expect(await balanceMicros(configured, owner.userId)).toBe(before);
+      expect(fakes.imageA.requests).toHaveLength(3);
+    });
   });
 
   it("imageB.1: defaults (30 steps, 1:1 = 1024x1024) and 16:9 at about one megapixel", async () => {

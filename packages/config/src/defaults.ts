@@ -27,6 +27,11 @@ export interface ModelDefinition {
   protocol: Protocol;
   /** name sent upstream; defaults to id */
   upstreamModel?: string;
+  /**
+   * Image endpoint A only (SPEC 4.2 `model`): upstream model name per version a request may name.
+   * Default: `{"5": upstreamModel ?? id}`; must map the default version.
+   */
+  versions?: Record<string, string>;
   contextWindow?: number;
   /** largest completion the model may produce; the worst case held before a text call */
   maxOutputTokens?: number;
@@ -40,6 +45,15 @@ const IMAGE_PRICE: ModelPricing = { imageStandard: 100_000, imageHighRes: 200_00
 const text = (id: string, provider: ProviderName, protocol: Protocol, contextWindow: number, maxOutputTokens: number): ModelDefinition => ({
   id, type: "text", provider, protocol, contextWindow, maxOutputTokens, pricing: TEXT_PRICE, ownedBy: provider,
 });
+
+/** The model behind image endpoint A (SPEC 4.2), and the version a request gets when it names none. */
+export const IMAGE_A_MODEL_ID = "imageA";
+export const IMAGE_A_DEFAULT_VERSION = "5";
+
+/** Versions a request to image endpoint A may name, each with the upstream model name it sends. */
+export function modelVersions(model: ModelDefinition): ReadonlyMap<string, string> {
+  return new Map(Object.entries(model.versions ?? { [IMAGE_A_DEFAULT_VERSION]: model.upstreamModel ?? model.id }));
+}
 
 export const DEFAULT_MODELS: ModelDefinition[] = [
   text("textA-4", "textA", "openai", 8192, 4096),
@@ -55,7 +69,8 @@ export const DEFAULT_MODELS: ModelDefinition[] = [
   text("textB-instant-1", "textB", "anthropic", 100000, 4096),
   text("textC-8x7b", "textC", "openai", 32768, 4096),
   text("textC-8x22b", "textC", "openai", 65536, 4096),
-  { id: "imageA", type: "image", provider: "imageA", protocol: "openai-images", pricing: IMAGE_PRICE, ownedBy: "imageA" },
+  // versions: {"5": upstreamModel ?? id} unless the models config maps more (see modelVersions)
+  { id: IMAGE_A_MODEL_ID, type: "image", provider: "imageA", protocol: "openai-images", pricing: IMAGE_PRICE, ownedBy: "imageA" },
   { id: "imageB-1-pro", type: "image", provider: "imageB", protocol: "flux", pricing: IMAGE_PRICE, ownedBy: "imageB" },
   { id: "imageB-1-dev", type: "image", provider: "imageB", protocol: "flux", pricing: IMAGE_PRICE, ownedBy: "imageB" },
   { id: "imageB-1-schnell", type: "image", provider: "imageB", protocol: "flux", pricing: IMAGE_PRICE, ownedBy: "imageB" },

@@ -1,7 +1,8 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_MODELS, modelVersions, type ModelDefinition } from "./defaults";
 import { loadConfig } from "./load";
 
 const base = () => ({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "gw-config-")) });
@@ -27,5 +28,40 @@ describe("loadConfig: HEAP_GROWING_PERCENT", () => {
     expect(loadConfig({ ...base(), HEAP_GROWING_PERCENT: "120" }).heapGrowingPercent).toBe(120);
     expect(() => loadConfig({ ...base(), HEAP_GROWING_PERCENT: "-5" })).toThrow(/HEAP_GROWING_PERCENT/);
     expect(() => loadConfig({ ...base(), HEAP_GROWING_PERCENT: "lots" })).toThrow(/HEAP_GROWING_PERCENT/);
+  });
+});
+
+describe("loadConfig: image endpoint A versions (SPEC 4.2 `model`)", () => {
+  /** CONFIG_FILE with the default models, imageA's entry changed by `imageA`. */
+  const withImageA = (imageA: Partial<ModelDefinition> & Record<string, unknown>, others: Record<string, unknown> = {}) => {
+    const env = base();
+    const models = DEFAULT_MODELS.map((m) => (m.id === "imageA" ? { ...m, ...imageA } : m.id === "textA-4" ? { ...m, ...others } : m));
+    const file = path.join(env.DATA_DIR, "models.json");
+    writeFileSync(file, JSON.stringify({ models }));
+    return { ...env, CONFIG_FILE: file };
+  };
+  const imageAOf = (env: Record<string, string>) => {
+    const model = loadConfig(env).models.find((m) => m.id === "imageA");
+    if (!model) throw new Error("imageA missing");
+    return model;
+  };
+
+  it("by default version 5 sends the model's upstream name, as before versions existed", () => {
+    expect([...modelVersions(imageAOf(base()))]).toEqual([["5", "imageA"]]);
+    expect([...modelVersions(imageAOf(withImageA({ upstreamModel: "dall-e-3" })))]).toEqual([["5", "dall-e-3"]]);
+  });
+
+  it("takes more versions from the models config", () => {
+    const model = imageAOf(withImageA({ versions: { "5": "dall-e-3", "6": "gpt-image-1", "6.1-beta": "gpt-image-1-mini" } }));
+    expect(Object.fromEntries(modelVersions(model))).toEqual({ "5": "dall-e-3", "6": "gpt-image-1", "6.1-beta": "gpt-image-1-mini" });
+  });
+
+  it("refuses a bad versions map at start, naming the entry and the rule", () => {
+    const load = (imageA: Record<string, unknown>, others: Record<string, unknown> = {}) => () => loadConfig(withImageA(imageA, others));
+    expect(load({ versions: { "6": "gpt-image-1" } })).toThrow(/must map version "5", the one requests get by default[^]*models\[13\]\.versions/);
+    expect(load({ versions: { "5": "" } })).toThrow(/the upstream model name must not be empty[^]*models\[13\]\.versions\.5/);
+    expect(load({ versions: { "5": "a", "six please": "b" } })).toThrow(/a version is 1-32 letters, digits/);
+    expect(load({ versions: ["dall-e-3"] })).toThrow(/models\[13\]\.versions/);
+    expect(load({}, { versions: { "5": "gpt-4o" } })).toThrow(/versions are read only for the imageA model[^]*models\[0\]\.versions/);
   });
 });

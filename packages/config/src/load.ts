@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import {
-  DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS,
+  DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID,
   type LimitName, type LimitRule, type ModelDefinition, type PlanDefinition,
 } from "./defaults";
 import type { Config } from "./schema";
@@ -71,9 +71,27 @@ const envSchema = z.object({
 
 const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive() });
 
+const VERSION = /^[A-Za-z0-9._-]{1,32}$/;
+
+/** Image endpoint A's versions: version -> upstream model name, the default version always among them. */
+const modelVersions = z.record(z.string(), z.string().min(1, "the upstream model name must not be empty"))
+  .superRefine((versions, ctx) => {
+    for (const version of Object.keys(versions)) {
+      if (!VERSION.test(version)) ctx.addIssue({ code: "custom", path: [version], message: "a version is 1-32 letters, digits, '.', '_' or '-'" });
+    }
+    if (!Object.hasOwn(versions, IMAGE_A_DEFAULT_VERSION)) {
+      ctx.addIssue({ code: "custom", message: `must map version "${IMAGE_A_DEFAULT_VERSION}", the one requests get by default (SPEC 4.2)` });
+    }
+  });
+
+const modelEntry = z.looseObject({ id: z.string().min(1), versions: modelVersions.optional() })
+  .refine((m) => m.versions === undefined || m.id === IMAGE_A_MODEL_ID, {
+    message: `versions are read only for the ${IMAGE_A_MODEL_ID} model (image endpoint A)`, path: ["versions"],
+  });
+
 /** Shape of CONFIG_FILE (JSON); every key optional, replaces the default wholesale. */
 const fileSchema = z.object({
-  models: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
+  models: z.array(modelEntry).optional(),
   plans: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
   creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })).optional(),
   limits: z.record(z.string(), limitRule).optional(),

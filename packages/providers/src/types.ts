@@ -68,6 +68,8 @@ export interface EmbeddingResult {
 
 export interface ImageRequest {
   model: ModelDefinition;
+  /** sent upstream instead of the model's own name (image endpoint A's requested version) */
+  upstreamModel?: string;
   prompt: string;
   width: number;
   height: number;

@@ -26,6 +26,11 @@ describe("openai images (imageA)", () => {
     expect(sent?.json).toEqual({ model: "imageA", prompt: "a red fox, in cute style", n: 2, size: "512x512", response_format: "url" });
   });
 
+  it("sends the request's upstream model name in place of the model's own (image endpoint A versions)", async () => {
+    await h.gateway.generateImage(imageA({ upstreamModel: "gpt-image-1" }));
+    expect(h.fakes.imageA.lastRequest()?.json).toMatchObject({ model: "gpt-image-1" });
+  });
+
   it("returns base64 images when asked", async () => {
     const result = await h.gateway.generateImage(imageA({ count: 1, responseFormat: "b64_json" }));
     expect(Buffer.from(result.images[0]?.b64Json ?? "", "base64").subarray(1, 4).toString()).toBe("PNG");

@@ -18,7 +18,7 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
     const endpoint = endpointFor(req.model);
     const deadline = performance.now() + timing.timeoutMs;
     const task = parseSubmitResponse(
-      await client.json({ ...buildSubmitRequest(endpoint, upstreamModelName(req.model), req, index), signal: req.signal, parseError }),
+      await client.json({ ...buildSubmitRequest(endpoint, req.upstreamModel ?? upstreamModelName(req.model), req, index), signal: req.signal, parseError }),
       endpoint,
     );
     const pollHeaders = { "x-key": endpoint.apiKey, accept: "application/json" };

@@ -12,7 +12,7 @@ export interface ImageAdapter {
 export function createOpenAiImagesAdapter(client: UpstreamClient, endpointFor: EndpointResolver): ImageAdapter {
   return {
     async generateImage(req) {
-      const built = buildImagesRequest(endpointFor(req.model), upstreamModelName(req.model), req);
+      const built = buildImagesRequest(endpointFor(req.model), req.upstreamModel ?? upstreamModelName(req.model), req);
       return parseImagesResponse(await client.json({ ...built, signal: req.signal, parseError }), req);
     },
   };

@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Request, Response } from "express";
-import { AppError, newId } from "@gw/shared";
+import { IMAGE_A_MODEL_ID, modelVersions } from "@gw/config";
+import { AppError, invalidParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured } from "../deps";
 import { setCostHeader } from "../handlers/billed";
@@ -10,18 +11,21 @@ import { parseOrThrow, requireObject } from "../http/validate";
 import { imageABody, imageBBody, sizeForAspectRatio } from "../schemas/images";
 import { unixSeconds } from "./shapes";
 
-const IMAGE_A_MODEL = "imageA";
-
-/** POST /api/v1/imageA/generate (SPEC 4.2); `model` is the upstream version, reported back as sent. */
+/** POST /api/v1/imageA/generate (SPEC 4.2); `model` is the upstream version: it picks the upstream model name, and is reported back. */
 export function imageAGenerate(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const body = parseOrThrow(imageABody, requireObject(req.body));
-    const model = deps.ctx.config.models.find((m) => m.id === IMAGE_A_MODEL && m.type === "image");
-    if (!model) throw new AppError("unsupported_model", `Unsupported model: '${IMAGE_A_MODEL}' is not configured.`);
+    const model = deps.ctx.config.models.find((m) => m.id === IMAGE_A_MODEL_ID && m.type === "image");
+    if (!model) throw new AppError("unsupported_model", `Unsupported model: '${IMAGE_A_MODEL_ID}' is not configured.`);
+    const versions = modelVersions(model);
+    const upstreamModel = versions.get(body.model);
+    if (upstreamModel === undefined) {
+      throw invalidParameter("model", `must be one of the versions ${[...versions.keys()].map((v) => JSON.stringify(v)).join(", ")}`);
+    }
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
     const { images, cost } = await runImages(deps, meta, {
-      model, prompt: body.prompt, width: body.width, height: body.height, count: body.num_outputs, style: body.style ?? undefined,
+      model, upstreamModel, prompt: body.prompt, width: body.width, height: body.height, count: body.num_outputs, style: body.style ?? undefined,
     });
     const createdAt = new Date(deps.ctx.clock.now()).toISOString();
     setCostHeader(res, cost);

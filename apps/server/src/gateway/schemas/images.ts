@@ -1,3 +1,4 @@
+import { IMAGE_A_DEFAULT_VERSION } from "@gw/config";
 import { z } from "zod";
 import { imagePrompt, safeString } from "./common";
 import { IMAGE_MAX_SIDE, IMAGE_MIN_SIDE, seed } from "./task";
@@ -10,7 +11,8 @@ export const imageABody = z.object({
   style: safeString(64).nullish(),
   width: side.default(512),
   height: side.default(512),
-  model: z.string().regex(/^[A-Za-z0-9._-]{1,32}$/, "must be a version such as 5").default("5"),
+  // the upstream version; which ones exist is configuration (modelVersions), checked by the route
+  model: z.string().default(IMAGE_A_DEFAULT_VERSION),
   num_outputs: z.number().int().min(1).max(4).default(1),
 });
 export type ImageABody = z.output<typeof imageABody>;
