@@ -92,3 +92,10 @@ describe("toValidationError: unions list the forms their branches accept", () =>
       .toEqual({ code: "missing_required_parameter", message: "Missing required parameter: 'messages[0].content'." });
   });
 });
+
+describe("toValidationError: custom rules", () => {
+  it("keeps the capitals of a schema's own message", () => {
+    expect(rejection(chatBody, { model: "m", messages: [{ role: "user", content: "a\u0000b" }] }).message)
+      .toBe("Invalid parameter 'messages[0].content': must not contain NUL bytes.");
+  });
+});

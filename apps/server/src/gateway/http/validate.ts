@@ -100,8 +100,11 @@ function ruleOf(issue: Issue): string {
       return `must be a multiple of ${String(issue.divisor)}`;
     case "unrecognized_keys":
       return `unknown field(s) ${issue.keys.join(", ")}`;
-    default:
-      return issue.message.replace(/^Invalid input: /, "").toLowerCase();
+    default: {
+      // Custom messages ("must not contain NUL bytes") keep their capitals; only zod's own opening is lowered.
+      const message = issue.message.replace(/^Invalid input: /, "");
+      return message.charAt(0).toLowerCase() + message.slice(1);
+    }
   }
 }
 
