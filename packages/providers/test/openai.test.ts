@@ -219,9 +219,11 @@ describe("failures", () => {
     expect((await caught(() => chat())).code).toBe("upstream_error");
   });
 
-  it("rejects a truncated JSON body", async () => {
+  it("rejects a truncated JSON body as an answer that broke off", async () => {
     h.fakes.textA.failNext(1, { kind: "truncate" });
-    expect((await caught(() => chat())).code).toBe("upstream_error");
+    const err = await caught(() => chat());
+    // the provider was reached and began answering: not "could not be reached"
+    expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream answer broke off before it finished." });
   });
 
   it("cancels the upstream request when the caller aborts", async () => {

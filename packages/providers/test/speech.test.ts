@@ -68,7 +68,8 @@ describe("text-to-speech", () => {
     h.fakes.speech.failNext(1, { kind: "wrong-shape" }, { path: "/v1/text-to-speech" });
     expect((await caught(() => tts("Rachel"))).code).toBe("upstream_error");
     h.fakes.speech.failNext(1, { kind: "truncate" }, { path: "/v1/text-to-speech" });
-    expect((await caught(() => tts("Rachel"))).code).toBe("upstream_error");
+    const err = await caught(() => tts("Rachel"));
+    expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream answer broke off before it finished." });
   });
 });
 

@@ -54,6 +54,7 @@ export const cancelledError = () => new AppError("upstream_error", "The request 
 export const timeoutError = () => new AppError("upstream_timeout", "The upstream provider did not answer in time.");
 const unreachableError = () => new AppError("upstream_error", "The upstream provider could not be reached.");
 const brokenOffError = () => new AppError("upstream_error", "The upstream stream broke off before it finished.");
+const answerBrokenOffError = () => new AppError("upstream_error", "The upstream answer broke off before it finished.");
 
 /** Is this the error thrown when the caller's signal fired? */
 export const isCancelled = (err: unknown, signal: CancelSignal): boolean => signal.aborted && err instanceof AppError && err.code === "upstream_error";
@@ -81,7 +82,7 @@ export class UpstreamClient {
   async json(call: UpstreamCall): Promise<unknown> {
     const text = await this.withDeadline(call, async (attempt) => {
       const res = await this.send(call, attempt, this.budget(call));
-      return await res.body.text();
+      return this.readBody(attempt, () => res.body.text());
     });
     try {
       return JSON.parse(text) as unknown;
@@ -94,7 +95,7 @@ export class UpstreamClient {
   async bytes(call: UpstreamCall): Promise<UpstreamBytes> {
     return this.withDeadline(call, async (attempt) => {
       const res = await this.send(call, attempt, this.budget(call));
-      const data = Buffer.from(await res.body.arrayBuffer());
+      const data = Buffer.from(await this.readBody(attempt, () => res.body.arrayBuffer()));
       return { data, contentType: headerValue(res.headers, "content-type") ?? "application/octet-stream" };
     });
   }
@@ -146,6 +147,15 @@ export class UpstreamClient {
       throw this.toAppError(err, attempt);
     } finally {
       attempt.dispose();
+    }
+  }
+
+  /** Reads a 2xx answer's body: the provider was reached, so a connection lost now broke the answer off. */
+  private async readBody<T>(attempt: Attempt, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      throw this.toAppError(err, attempt, answerBrokenOffError);
     }
   }
 
