@@ -32,7 +32,14 @@ function startChild(args, { ipc = false } = {}) {
   children.add(child);
   child.once("exit", () => children.delete(child));
   return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once("line", (line) => resolve({ child, info: JSON.parse(line) }));
+    // The ready line carries the url; anything the child logs before it (a warning, say) is passed through.
+    const lines = createInterface({ input: child.stdout });
+    lines.on("line", (line) => {
+      const info = line.startsWith("{\"url\"") ? JSON.parse(line) : undefined;
+      if (!info) return void process.stderr.write(`${line}\n`);
+      lines.removeAllListeners("line");
+      resolve({ child, info });
+    });
     child.once("exit", (code) => reject(new Error(`${path.basename(args.at(-1) ?? "")} exited with ${code} before it was ready`)));
   });
 }
