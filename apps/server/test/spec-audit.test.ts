@@ -56,7 +56,7 @@ describe("SPEC/CONTRACT audit regressions", () => {
       const notArray = await readJson(await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: "hi" }));
       expect(notArray.error.message).toBe("Invalid parameter 'messages': must be an array.");
       const empty = await readJson(await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: [] }));
-      expect(empty.error.message).toBe("Invalid parameter 'messages': must be at least 1 item.");
+      expect(empty.error.message).toBe("Invalid parameter 'messages': must have at least 1 item.");
     });
 
     it("validation messages state the rule broken: exclusive bounds, unions by their branches (CONTRACT 1)", async () => {

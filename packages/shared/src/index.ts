@@ -3,3 +3,4 @@ export * from "./errors";
 export * from "./ids";
 export * from "./money";
 export * from "./cancellation";
+export * from "./validation";
