@@ -167,6 +167,43 @@ describe("ledger", () => {
     expect(verified.problems).toEqual([]);
   });
 
+  it("reads an exact balance while reservations are topped up and given back: it never rises while only charges happen", async () => {
+    const db = await connectDatabase(mongo.uri.replace(/\/[^/]*$/, `/${freshDb()}`));
+    // small chunks and no idle time: a top-up or a release is in transit most of the time
+    const ledger = await createLedger(db, new ManualClock(), {
+      holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0, reservation: { minChunk: 3_000, maxChunk: 3_000, chunkMultiplier: 1, idleMs: 0 },
+    });
+    open.push({ db, ledger });
+    const initial = 400_000;
+    await ledger.credit("u", initial, { kind: "purchase", idempotencyKey: "c" });
+    let spending = true;
+    let charged = 0;
+    const spender = async (w: number) => {
+      for (let i = 0; i < 60; i++) {
+        const holdId = `w${w}-${i}`;
+        if (!(await ledger.hold("u", 1_000, { holdId })).ok) break;
+        const cost = await ledger.settle("u", holdId, 1_000);
+        charged += cost;
+        if (i % 3 === 0) await ledger.flush();
+      }
+    };
+    const reads: number[] = [];
+    const reader = async () => {
+      while (spending) reads.push(await ledger.balance("u"));
+    };
+    const readers = [reader(), reader()];
+    await Promise.all([0, 1, 2, 3].map(spender));
+    spending = false;
+    await Promise.all(readers);
+    await ledger.flush();
+    expect(reads.length).toBeGreaterThan(2);
+    // a settled hold of 1,000 charged 1,000: the balance only ever goes down (holds in flight are not counted)
+    const rises = reads.filter((value, i) => i > 0 && value > (reads[i - 1] ?? 0));
+    expect(rises).toEqual([]);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(initial);
+    expect(await ledger.balance("u")).toBe(initial - charged);
+  });
+
   it("grants a payment once when delivered concurrently to two instances", async () => {
     const name = freshDb();
     const a = await instance(name);

@@ -15,6 +15,9 @@ export interface LedgerOptions {
   reservation?: Partial<ReservationPolicy>;
 }
 
+/** A balance read retries while reservation entries are in transit; a user this busy gets the last read after that. */
+const BALANCE_READ_ATTEMPTS = 50;
+
 function assertAmount(amount: number, what: string): void {
   if (!Number.isSafeInteger(amount)) throw new TypeError(`${what} must be an integer number of micro-dollars`);
 }
@@ -71,8 +74,21 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
   const ledger: Ledger = {
     async balance(userId) {
-      const head = await writer.head(userId);
-      return head.balance + book.unused(userId);
+      // The stored balance and this instance's reservation must be read at one point of the chain: a top-up or
+      // release landing during the read would count twice or not at all (a balance that jumps up while only
+      // charges happen). Read again until no such entry was in transit around the read.
+      let balance: number | undefined;
+      for (let attempt = 0; attempt < BALANCE_READ_ATTEMPTS; attempt++) {
+        const before = book.reservationVersion(userId);
+        if (before === undefined) {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          continue;
+        }
+        const head = await writer.head(userId);
+        balance = head.balance + book.unused(userId);
+        if (book.reservationVersion(userId) === before) return balance;
+      }
+      return balance ?? (await writer.head(userId)).balance + book.unused(userId);
     },
 
     async credit(userId, amount, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult> {

@@ -7,8 +7,14 @@ import type { ChainWriter, Movement } from "./chain-writer";
  * `settle` entry of amount 0 (the reservation already took the money) and unused credits go back as a `release`.
  */
 interface UserReservation {
-  /** reserved in the ledger and not yet charged or released */
+  /** reserved by acknowledged ledger entries (holds landed, minus releases and charges landed) */
   reserved: number;
+  /** being given back by a release entry not acknowledged yet: no longer free, still in `reserved` */
+  releasing: number;
+  /** reservation entries (top-up holds, releases) written but not acknowledged: their effect on the stored balance is unknown */
+  inTransit: number;
+  /** bumped when such an entry starts and when it ends (see `reservationVersion`) */
+  version: number;
   inFlight: Map<string, number>;
   inFlightTotal: number;
   /** settled charges not yet written */
@@ -32,7 +38,7 @@ export interface ReservationPolicy {
 
 export const DEFAULT_RESERVATION_POLICY: ReservationPolicy = { chunkMultiplier: 20, minChunk: 1_000_000, maxChunk: 5_000_000, idleMs: 1_000 };
 
-const available = (r: UserReservation) => r.reserved - r.inFlightTotal - r.pendingTotal;
+const available = (r: UserReservation) => r.reserved - r.releasing - r.inFlightTotal - r.pendingTotal;
 
 export class ReservationBook {
   private readonly users = new Map<string, UserReservation>();
@@ -53,6 +59,17 @@ export class ReservationBook {
   unused(userId: string): number {
     const r = this.users.get(userId);
     return r ? available(r) : 0;
+  }
+
+  /**
+   * Where this user's reservation stands against the stored ledger: `undefined` while a top-up or release entry is
+   * unacknowledged (the stored balance may or may not include it yet), else a token that changes whenever one
+   * starts or lands. A stored balance read between two equal tokens plus `unused()` is an exact balance.
+   */
+  reservationVersion(userId: string): string | undefined {
+    const r = this.users.get(userId);
+    if (!r) return "none";
+    return r.inTransit > 0 ? undefined : String(r.version);
   }
 
   /** settled charges not written yet (they already count against the balance) */
@@ -145,7 +162,7 @@ export class ReservationBook {
   private state(userId: string): UserReservation {
     let r = this.users.get(userId);
     if (!r) {
-      r = { reserved: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now() };
+      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now() };
       this.users.set(userId, r);
     }
     return r;
@@ -160,7 +177,7 @@ export class ReservationBook {
     // A top-up blocks this user's new requests on one write: make it rare (a cheap chat request needs ~50 micro-dollars).
     let amount = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
     for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.writer.append(userId, this.movement(userId, "hold", -amount, true));
+      const outcome = await this.inTransit(r, this.writer.append(userId, this.movement(userId, "hold", -amount, true)));
       if (outcome.status === "applied") {
         r.reserved += amount;
         return true;
@@ -195,13 +212,26 @@ export class ReservationBook {
     // The charges being written still count in both `reserved` and `pendingTotal`, so this is exactly what is free.
     const unused = releaseUnused ? available(r) : 0;
     if (unused > 0) {
-      r.reserved -= unused;
-      writes.push(this.writer.append(userId, this.movement(userId, "release", unused, false)).catch((err: unknown) => {
-        r.reserved += unused;
-        throw err;
-      }));
+      r.releasing += unused;
+      writes.push(this.inTransit(r, this.writer.append(userId, this.movement(userId, "release", unused, false)))
+        .then(
+          () => { r.reserved -= unused; r.releasing -= unused; },
+          (err: unknown) => { r.releasing -= unused; throw err; },
+        ));
     }
     await Promise.allSettled(writes);
-    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp) this.users.delete(userId);
+    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0) this.users.delete(userId);
+  }
+
+  /** Marks a reservation entry as written but unacknowledged until `write` settles. */
+  private async inTransit<T>(r: UserReservation, write: Promise<T>): Promise<T> {
+    r.inTransit += 1;
+    r.version += 1;
+    try {
+      return await write;
+    } finally {
+      r.inTransit -= 1;
+      r.version += 1;
+    }
   }
 }
