@@ -32,7 +32,9 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     }).withResponse();
     expect(data.object).toBe("chat.completion");
     expect(data.model).toBe("textA-4");
-    expect(data.choices[0]?.message).toEqual({ role: "assistant", content: "Echo: hello brave new world", refusal: undefined, ...{} });
+    // the upstream's message as it came (refusal: null included)
+    expect(data.choices[0]?.message).toEqual({ role: "assistant", content: "Echo: hello brave new world", refusal: null });
+    expect(data.system_fingerprint).toBe("fp_fake");
     expect(data.choices[0]?.finish_reason).toBe("stop");
     expect(data.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 });
     const cost = textCost(4, 5);

@@ -7,7 +7,8 @@ import type { ChatStreamEvent, TextUsage } from "./types";
 
 /** What an adapter's parseStreamEvent reads out of one upstream event. */
 export type StreamPiece =
-  | { kind: "delta"; content: string }
+  /** `delta`: the whole upstream delta in OpenAI's shape, when it carries more than text (tool_calls ...) */
+  | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
   | { kind: "finish"; reason: string }
   | { kind: "usage"; promptTokens?: number; completionTokens?: number }
   /** the upstream's explicit end marker ([DONE], message_stop) */
@@ -36,6 +37,18 @@ export interface TextStreamOptions {
   countPrompt: () => number;
 }
 
+/** The text of the tool-call fragments in an OpenAI delta: names and argument pieces. */
+export function toolCallText(delta: Record<string, unknown> | undefined): string {
+  const calls = delta?.tool_calls;
+  if (!Array.isArray(calls)) return "";
+  let text = "";
+  for (const call of calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) {
+    if (typeof call.function?.name === "string") text += call.function.name;
+    if (typeof call.function?.arguments === "string") text += call.function.arguments;
+  }
+  return text;
+}
+
 const truncated = () => new AppError("upstream_error", "The upstream stream ended before it was complete.");
 
 export async function* foldTextStream(options: TextStreamOptions): AsyncGenerator<ChatStreamEvent> {
@@ -52,6 +65,13 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
     for await (const event of options.events) {
       for (const piece of options.parseStreamEvent(event)) {
         if (piece.kind === "delta") {
+          if (piece.delta !== undefined || piece.logprobs !== undefined) {
+            // what a tool call produced (its name and argument fragments) counts as output, like text
+            const produced = piece.content + toolCallText(piece.delta);
+            if (produced.length > 0) parts.push(produced);
+            yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs };
+            continue;
+          }
           if (piece.content.length === 0) continue;
           parts.push(piece.content);
           yield { type: "delta", content: piece.content };

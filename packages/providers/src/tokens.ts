@@ -19,6 +19,15 @@ export function countTokens(text: string): number {
 /** Per-message framing as OpenAI counts it: 3 tokens per message plus 3 to prime the reply. */
 export function countMessageTokens(messages: readonly ChatMessage[]): number {
   let total = 3;
-  for (const message of messages) total += 3 + countTokens(message.role) + countTokens(message.content);
+  for (const message of messages) total += 3 + countTokens(message.role) + countTokens(message.content) + countToolCallTokens(message);
+  return total;
+}
+
+/** The calls an assistant message made (names and arguments) and the tool-call fields of a tool message. */
+export function countToolCallTokens(message: ChatMessage): number {
+  let total = 0;
+  for (const call of message.toolCalls ?? []) total += 3 + countTokens(call.function.name) + countTokens(call.function.arguments);
+  if (message.toolCallId !== undefined) total += countTokens(message.toolCallId);
+  if (message.name !== undefined) total += 1 + countTokens(message.name);
   return total;
 }

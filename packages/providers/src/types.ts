@@ -3,9 +3,27 @@
 import type { CancelSignal } from "@gw/shared";
 import type { ModelDefinition } from "@gw/config";
 
+/** A function call the model asked for (OpenAI's `tool_calls` item). */
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/**
+ * A message as the gateway reads it: its text (content parts joined; "" when there is none) and the tool-call
+ * fields. OpenAI-protocol upstreams get the client's own message objects instead (ChatRequest.wireMessages).
+ */
 export interface ChatMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** non-text content parts (image_url, input_audio, file ...) as sent */
+  parts?: Record<string, unknown>[];
+  /** assistant: the calls it made */
+  toolCalls?: ToolCall[];
+  /** tool: the call this message answers */
+  toolCallId?: string;
+  name?: string;
 }
 
 export interface TextUsage {
@@ -18,6 +36,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   maxTokens?: number;
   temperature?: number;
+  /** the messages exactly as the client sent them (validated): what OpenAI-compatible upstreams receive */
+  wireMessages?: readonly unknown[];
   /** unknown OpenAI fields passed through to OpenAI-compatible upstreams untouched */
   passthrough?: Record<string, unknown>;
   /** aborted when the client disconnects */
@@ -25,8 +45,15 @@ export interface ChatRequest {
 }
 
 export interface ChatResult {
+  /** the answer's text ("" when it has none, e.g. only tool calls): what output bytes and token counts read */
   content: string;
+  /** the assistant message in OpenAI's shape (content null when there is no text, tool_calls, refusal ...) */
+  message: Record<string, unknown>;
   finishReason: string;
+  /** OpenAI's choice `logprobs`, when the upstream sent them */
+  logprobs?: unknown;
+  /** other top-level answer fields worth keeping (system_fingerprint, service_tier) */
+  fields?: Record<string, unknown>;
   usage: TextUsage;
 }
 
@@ -35,7 +62,8 @@ export interface ChatResult {
  * produced); after output began they are StreamInterruptedError (text-stream.ts) carrying the usage produced so far.
  */
 export type ChatStreamEvent =
-  | { type: "delta"; content: string }
+  /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
+  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
   /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
   | { type: "done"; finishReason: string; usage: TextUsage };
 
@@ -51,6 +79,7 @@ export interface CompletionRequest {
 export interface CompletionResult {
   text: string;
   finishReason: string;
+  logprobs?: unknown;
   usage: TextUsage;
 }
 

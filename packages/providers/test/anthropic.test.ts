@@ -1,5 +1,5 @@
 // Anthropic Messages adapter against the fake Anthropic upstream over real HTTP.
-import { fakeChatReply, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeToolCall, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { StreamInterruptedError } from "../src/text-stream";
 import type { ChatMessage, ChatStreamEvent } from "../src/types";
@@ -18,11 +18,71 @@ beforeAll(async () => { h = await startProviderHarness(); });
 afterAll(async () => { await h.close(); });
 beforeEach(() => { h.fakes.clearAll(); });
 
+const tools = [{ type: "function", function: { name: "lookup", description: "search", parameters: { type: "object", properties: { query: { type: "string" } } } } }];
+
+describe("anthropic tool use, translated from and to OpenAI's tool calls", () => {
+  it("sends tools, tool_choice, tool_use and tool_result blocks and images in the Messages shape", async () => {
+    const conversation: ChatMessage[] = [
+      { role: "user", content: "what is this?", parts: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+      { role: "assistant", content: "", toolCalls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"query\":\"cat\"}" } }] },
+      { role: "tool", content: "a cat", toolCallId: "call_1" },
+    ];
+    const result = await h.gateway.chat({
+      model: h.model("textB-3-haiku"), messages: conversation, maxTokens: 50, passthrough: { tools, tool_choice: "required", parallel_tool_calls: false }, signal: noAbort(),
+    });
+    expect(h.fakes.textB.lastRequest()?.json).toEqual({
+      model: "textB-3-haiku", max_tokens: 50,
+      messages: [
+        { role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "call_1", name: "lookup", input: { query: "cat" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "a cat" }] },
+      ],
+      tools: [{ name: "lookup", description: "search", input_schema: tools[0]?.function.parameters }],
+      tool_choice: { type: "any", disable_parallel_tool_use: true },
+    });
+    // the tool's answer came last: the fake answers with text
+    expect(result.message).toEqual({ role: "assistant", content: "Echo: a cat" });
+  });
+
+  it("answers tool_use as tool_calls with a null content", async () => {
+    const asked: ChatMessage[] = [{ role: "user", content: "find dogs" }];
+    const result = await h.gateway.chat({ model: h.model("textB-3-haiku"), messages: asked, passthrough: { tools }, signal: noAbort() });
+    const call = fakeToolCall([{ role: "user", content: "find dogs" }], "lookup");
+    expect(result).toMatchObject({
+      content: "",
+      finishReason: "tool_calls",
+      message: { role: "assistant", content: null, tool_calls: [{ id: call?.id, type: "function", function: { name: "lookup", arguments: "{\"query\":\"find dogs\"}" } }] },
+      usage: { promptTokens: call?.promptTokens, completionTokens: call?.completionTokens },
+    });
+  });
+
+  it("streams tool_use as OpenAI tool_calls deltas", async () => {
+    const events = await collect(h.gateway.chatStream({ model: h.model("textB-3-haiku"), messages: [{ role: "user", content: "find dogs" }], passthrough: { tools }, signal: noAbort() }));
+    const deltas = events.filter((e): e is Extract<ChatStreamEvent, { type: "delta" }> => e.type === "delta").map((e) => e.delta);
+    const call = fakeToolCall([{ role: "user", content: "find dogs" }], "lookup");
+    expect(deltas[0]).toEqual({ content: null, tool_calls: [{ index: 0, id: call?.id, type: "function", function: { name: "lookup", arguments: "" } }] });
+    expect(deltas.slice(1)).toEqual(call?.fragments.map((a) => ({ content: null, tool_calls: [{ index: 0, function: { arguments: a } }] })));
+    expect(events.at(-1)).toMatchObject({ type: "done", finishReason: "tool_calls", usage: { completionTokens: call?.completionTokens } });
+  });
+
+  it("refuses content parts Messages has no form for, before calling upstream", async () => {
+    const audio: ChatMessage[] = [{ role: "user", content: "listen", parts: [{ type: "input_audio", input_audio: { data: "AA", format: "wav" } }] }];
+    const err = await caught(() => h.gateway.chat({ model: h.model("textB-3-haiku"), messages: audio, signal: noAbort() }));
+    expect({ code: err.code, message: err.message }).toEqual({
+      code: "invalid_parameter", message: "Invalid parameter 'messages': content parts of type 'input_audio' are not supported by model 'textB-3-haiku'.",
+    });
+    expect(h.fakes.textB.requests).toHaveLength(0);
+  });
+});
+
 describe("anthropic messages", () => {
   it("extracts the system prompt, sends the version header and maps usage", async () => {
     const result = await h.gateway.chat({ model: h.model("textB-3-haiku"), messages, maxTokens: 100, temperature: 1.6, signal: noAbort() });
     const expected = fakeChatReply(upstreamMessages, 100, "you are terse");
-    expect(result).toEqual({ content: expected.content, finishReason: "stop", usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens } });
+    expect(result).toEqual({
+      content: expected.content, message: { role: "assistant", content: expected.content }, finishReason: "stop",
+      usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens },
+    });
     const sent = h.fakes.textB.lastRequest();
     expect(sent?.path).toBe("/v1/messages");
     expect(sent?.headers["x-api-key"]).toBe(FAKE_KEYS.textB);

@@ -1,6 +1,6 @@
 // OpenAI-protocol adapter against the fake OpenAI upstream over real HTTP, including the shared client's
 // retries, timeouts and aborts.
-import { fakeChatReply, fakeCompletion, fakeEmbedding, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeCompletion, fakeEmbedding, fakeToolCall, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createProviderGateway } from "../src/create-provider-gateway";
 import { StreamInterruptedError } from "../src/text-stream";
@@ -27,6 +27,9 @@ describe("chat completions", () => {
     const expected = fakeChatReply(messages, 50);
     expect(result).toEqual({
       content: expected.content,
+      // the upstream's message and extra fields are kept for the client
+      message: { role: "assistant", content: expected.content, refusal: null },
+      fields: { system_fingerprint: "fp_fake" },
       finishReason: "stop",
       usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens },
     });
@@ -59,6 +62,44 @@ describe("chat completions", () => {
     h.fakes.textA.reportUsage = false;
     const result = await chat();
     expect(result.usage).toEqual({ promptTokens: countMessageTokens(messages), completionTokens: countTokens(result.content) });
+  });
+});
+
+describe("tool calls and logprobs", () => {
+  const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { query: { type: "string" } } } } }];
+
+  it("returns the upstream's tool calls with a null content, and sends the client's messages as they came", async () => {
+    const wireMessages = [{ role: "developer", content: "be brief" }, { role: "user", content: "find cats", name: "ann" }];
+    const result = await chat({ wireMessages, passthrough: { tools } });
+    const call = fakeToolCall([{ role: "user", content: "find cats" }], "lookup");
+    expect(result.message).toEqual({
+      role: "assistant", content: null, refusal: null,
+      tool_calls: [{ id: call?.id, type: "function", function: { name: "lookup", arguments: "{\"query\":\"find cats\"}" } }],
+    });
+    expect(result.content).toBe("");
+    expect(result.finishReason).toBe("tool_calls");
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ messages: wireMessages, tools });
+  });
+
+  it("streams tool-call deltas whole, counting their arguments as output when usage is missing", async () => {
+    h.fakes.textA.reportUsage = false;
+    const events = await collect(h.gateway.chatStream({ model: h.model("textA-4"), messages, passthrough: { tools }, signal: noAbort() }));
+    const deltas = events.filter((e): e is Extract<ChatStreamEvent, { type: "delta" }> => e.type === "delta");
+    expect(deltas[0]?.delta).toMatchObject({ content: null, tool_calls: [{ index: 0, type: "function", function: { name: "lookup", arguments: "" } }] });
+    const args = deltas.map((d) => ((d.delta?.tool_calls as Array<{ function: { arguments: string } }> | undefined)?.[0]?.function.arguments ?? "")).join("");
+    expect(args).toBe(JSON.stringify({ query: "hello there gateway" }));
+    const done = events.at(-1);
+    expect(done).toMatchObject({ type: "done", finishReason: "tool_calls" });
+    expect(done?.type === "done" ? done.usage.completionTokens : 0).toBe(countTokens(`lookup${args}`));
+  });
+
+  it("keeps logprobs, streamed and not", async () => {
+    const result = await chat({ passthrough: { logprobs: true } });
+    const expected = fakeChatReply(messages);
+    expect(result.logprobs).toEqual({ content: expected.pieces.map((token) => ({ token, logprob: -0.5, bytes: null, top_logprobs: [] })) });
+    const events = await collect(h.gateway.chatStream({ model: h.model("textA-4"), messages, passthrough: { logprobs: true }, signal: noAbort() }));
+    const first = events.find((e) => e.type === "delta");
+    expect(first).toMatchObject({ type: "delta", content: "Echo:", logprobs: { content: [{ token: "Echo:" }] } });
   });
 });
 

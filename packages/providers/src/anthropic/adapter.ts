@@ -5,7 +5,7 @@ import type { UpstreamClient } from "../http/upstream-client";
 import type { TextAdapter } from "../openai/adapter";
 import { foldTextStream } from "../text-stream";
 import { countMessageTokens } from "../tokens";
-import { buildMessagesRequest, DEFAULT_MAX_TOKENS, parseError, parseMessagesResponse, parseMessagesStreamEvent } from "./transform";
+import { buildMessagesRequest, DEFAULT_MAX_TOKENS, parseError, parseMessagesResponse, messagesStreamParser } from "./transform";
 
 export function createAnthropicAdapter(client: UpstreamClient, endpointFor: EndpointResolver): TextAdapter {
   const build = (req: Parameters<TextAdapter["chat"]>[0], stream: boolean) =>
@@ -17,7 +17,7 @@ export function createAnthropicAdapter(client: UpstreamClient, endpointFor: Endp
     chatStream(req) {
       return foldTextStream({
         events: client.events({ ...build(req, true), signal: req.signal, parseError }),
-        parseStreamEvent: parseMessagesStreamEvent,
+        parseStreamEvent: messagesStreamParser(),
         countPrompt: () => countMessageTokens(req.messages),
       });
     },

@@ -2,7 +2,14 @@
 import { z } from "zod";
 
 export const messageResponseSchema = z.looseObject({
-  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  content: z.array(z.looseObject({
+    type: z.string(),
+    text: z.string().optional(),
+    // tool_use blocks
+    id: z.string().optional(),
+    name: z.string().optional(),
+    input: z.unknown().optional(),
+  })),
   stop_reason: z.string().nullish(),
   usage: z.looseObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).nullish(),
 });
@@ -16,7 +23,13 @@ export const streamEventSchema = z.discriminatedUnion("type", [
   }),
   z.looseObject({
     type: z.literal("content_block_delta"),
-    delta: z.looseObject({ type: z.string(), text: z.string().optional() }),
+    index: z.number().int().nonnegative().optional(),
+    delta: z.looseObject({ type: z.string(), text: z.string().optional(), partial_json: z.string().optional() }),
+  }),
+  z.looseObject({
+    type: z.literal("content_block_start"),
+    index: z.number().int().nonnegative().optional(),
+    content_block: z.looseObject({ type: z.string(), id: z.string().optional(), name: z.string().optional() }),
   }),
   z.looseObject({
     type: z.literal("message_delta"),
@@ -25,7 +38,7 @@ export const streamEventSchema = z.discriminatedUnion("type", [
   }),
   z.looseObject({ type: z.literal("message_stop") }),
   z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }) }),
-  z.looseObject({ type: z.enum(["content_block_start", "content_block_stop", "ping"]) }),
+  z.looseObject({ type: z.enum(["content_block_stop", "ping"]) }),
 ]);
 
 export const errorMessage = (json: unknown): unknown =>

@@ -1,9 +1,9 @@
 // Anthropic Messages protocol (textB): pure request/response/stream transforms.
-import type { AppError } from "@gw/shared";
+import { invalidParameter, type AppError } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
 import type { SseEvent } from "../http/sse";
 import type { StreamPiece } from "../text-stream";
-import type { ChatRequest, ChatResult } from "../types";
+import type { ChatMessage, ChatRequest, ChatResult, ToolCall } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 import type { BuiltRequest } from "../openai/transform";
 import { errorMessage, messageResponseSchema, streamEventSchema } from "./schemas";
@@ -23,10 +23,83 @@ const FINISH_REASONS: Record<string, string> = {
 export const toFinishReason = (stopReason: string | null | undefined): string =>
   (stopReason ? FINISH_REASONS[stopReason] : undefined) ?? "stop";
 
+/** OpenAI's image_url part as a Messages image block: inline base64 data, or a URL. */
+function imageBlock(part: Record<string, unknown>): Record<string, unknown> {
+  const imageUrl = part.image_url as { url?: unknown } | string | undefined;
+  const url = typeof imageUrl === "string" ? imageUrl : imageUrl?.url;
+  if (typeof url !== "string") throw invalidParameter("messages", "an image_url part needs image_url.url");
+  const inline = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return inline
+    ? { type: "image", source: { type: "base64", media_type: inline[1], data: inline[2] } }
+    : { type: "image", source: { type: "url", url } };
+}
+
+function contentBlocks(m: ChatMessage, model: string): Record<string, unknown>[] {
+  const blocks: Record<string, unknown>[] = m.content ? [{ type: "text", text: m.content }] : [];
+  for (const part of m.parts ?? []) {
+    if (part.type !== "image_url") throw invalidParameter("messages", `content parts of type '${String(part.type)}' are not supported by model '${model}'`);
+    blocks.push(imageBlock(part));
+  }
+  return blocks;
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidParameter("messages", "tool_calls[].function.arguments must be a JSON object");
+  }
+}
+
+/** OpenAI messages as Messages turns: tool calls become tool_use blocks, tool answers tool_result blocks. */
+function toMessagesTurn(m: ChatMessage, model: string): Record<string, unknown> {
+  if (m.role === "tool") {
+    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId ?? m.name ?? "", content: m.content }] };
+  }
+  if (!m.parts && !m.toolCalls) return { role: m.role, content: m.content };
+  const blocks = contentBlocks(m, model);
+  for (const call of m.toolCalls ?? []) {
+    blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
+  }
+  return { role: m.role, content: blocks };
+}
+
+interface OpenAiTool {
+  type?: unknown;
+  function?: { name?: unknown; description?: unknown; parameters?: unknown };
+}
+
+/** OpenAI `tools` (functions) as Messages tools. */
+function toTools(tools: unknown): Record<string, unknown>[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  return (tools as OpenAiTool[]).map((tool, i) => {
+    const fn = tool.function;
+    if (tool.type !== "function" || typeof fn?.name !== "string") throw invalidParameter(`tools[${i}]`, "must be a function tool with a name");
+    const out: Record<string, unknown> = { name: fn.name, input_schema: fn.parameters ?? { type: "object", properties: {} } };
+    if (typeof fn.description === "string") out.description = fn.description;
+    return out;
+  });
+}
+
+/** OpenAI `tool_choice` (and `parallel_tool_calls: false`) as a Messages tool_choice. */
+function toToolChoice(choice: unknown, parallel: unknown): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  if (choice === "auto") out = { type: "auto" };
+  else if (choice === "required") out = { type: "any" };
+  else if (choice === "none") out = { type: "none" };
+  else if (typeof choice === "object" && choice !== null) {
+    const name = (choice as { function?: { name?: unknown } }).function?.name;
+    if (typeof name !== "string") throw invalidParameter("tool_choice", "must name a function");
+    out = { type: "tool", name };
+  }
+  if (parallel === false) out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
+  return out;
+}
+
 export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, req: ChatRequest, stream: boolean, defaultMaxTokens: number): BuiltRequest {
   // Messages takes the system prompt as a field of its own, not as a message.
   const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
-  const messages = req.messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role, content: m.content }));
+  const messages = req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id));
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: req.maxTokens ?? defaultMaxTokens, messages };
   if (system) body.system = system;
   // Anthropic's range is 0..1 where OpenAI's is 0..2: clamp rather than reject a valid OpenAI value.
@@ -36,6 +109,10 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   const stop = req.passthrough?.stop;
   if (typeof stop === "string") body.stop_sequences = [stop];
   else if (Array.isArray(stop)) body.stop_sequences = stop.filter((s) => typeof s === "string");
+  const tools = toTools(req.passthrough?.tools);
+  if (tools) body.tools = tools;
+  const toolChoice = toToolChoice(req.passthrough?.tool_choice, req.passthrough?.parallel_tool_calls);
+  if (toolChoice && tools) body.tool_choice = toolChoice;
   if (stream) body.stream = true;
   return {
     url: `${endpoint.baseUrl}/v1/messages`,
@@ -47,47 +124,77 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
 export function parseMessagesResponse(json: unknown): ChatResult {
   const parsed = messageResponseSchema.safeParse(json);
   if (!parsed.success || !parsed.data.usage) throw wrongShape("messages");
-  const content = parsed.data.content.map((block) => (block.type === "text" ? block.text ?? "" : "")).join("");
+  let content = "";
+  const toolCalls: ToolCall[] = [];
+  for (const block of parsed.data.content) {
+    if (block.type === "text") content += block.text ?? "";
+    else if (block.type === "tool_use") {
+      if (block.id === undefined || block.name === undefined) throw wrongShape("messages");
+      toolCalls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const message: Record<string, unknown> = { role: "assistant", content: content || (toolCalls.length > 0 ? null : "") };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     content,
+    message,
     finishReason: toFinishReason(parsed.data.stop_reason),
     usage: { promptTokens: parsed.data.usage.input_tokens, completionTokens: parsed.data.usage.output_tokens },
   };
 }
 
-export function parseMessagesStreamEvent(event: SseEvent): StreamPiece[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(event.data);
-  } catch {
-    throw wrongShape("stream");
-  }
-  const parsed = streamEventSchema.safeParse(json);
-  if (!parsed.success) {
-    // New event types are announced as additive; skip them rather than fail a paying request.
-    if (typeof json === "object" && json !== null && typeof (json as { type?: unknown }).type === "string") return [];
-    throw wrongShape("stream");
-  }
-  const data = parsed.data;
-  switch (data.type) {
-    case "message_start":
-      return [{ kind: "usage", promptTokens: data.message.usage?.input_tokens, completionTokens: undefined }];
-    case "content_block_delta":
-      return data.delta.type === "text_delta" && data.delta.text ? [{ kind: "delta", content: data.delta.text }] : [];
-    case "message_delta": {
-      const pieces: StreamPiece[] = [];
-      if (data.delta.stop_reason) pieces.push({ kind: "finish", reason: toFinishReason(data.delta.stop_reason) });
-      // message_delta's output_tokens is cumulative
-      if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: data.usage.input_tokens ?? undefined });
-      return pieces;
+/**
+ * A parser for one Messages stream. Stateful: tool_use blocks become OpenAI tool_calls deltas, numbered in the
+ * order they start (OpenAI's `index`), their input JSON streamed as `arguments` fragments.
+ */
+export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
+  const toolIndexOfBlock = new Map<number, number>();
+  return (event) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(event.data);
+    } catch {
+      throw wrongShape("stream");
     }
-    case "message_stop":
-      return [{ kind: "end" }];
-    case "error":
-      throw upstreamStatusError(502, data.error.message);
-    default:
-      return [];
-  }
+    const parsed = streamEventSchema.safeParse(json);
+    if (!parsed.success) {
+      // New event types are announced as additive; skip them rather than fail a paying request.
+      if (typeof json === "object" && json !== null && typeof (json as { type?: unknown }).type === "string") return [];
+      throw wrongShape("stream");
+    }
+    const data = parsed.data;
+    switch (data.type) {
+      case "message_start":
+        return [{ kind: "usage", promptTokens: data.message.usage?.input_tokens, completionTokens: undefined }];
+      case "content_block_start": {
+        const block = data.content_block;
+        if (block.type !== "tool_use") return [];
+        const index = toolIndexOfBlock.size;
+        toolIndexOfBlock.set(data.index ?? index, index);
+        const call = { index, id: block.id ?? "", type: "function", function: { name: block.name ?? "", arguments: "" } };
+        return [{ kind: "delta", content: "", delta: { content: null, tool_calls: [call] } }];
+      }
+      case "content_block_delta": {
+        if (data.delta.type === "text_delta") return data.delta.text ? [{ kind: "delta", content: data.delta.text }] : [];
+        const index = toolIndexOfBlock.get(data.index ?? -1);
+        if (data.delta.type !== "input_json_delta" || index === undefined || !data.delta.partial_json) return [];
+        return [{ kind: "delta", content: "", delta: { content: null, tool_calls: [{ index, function: { arguments: data.delta.partial_json } }] } }];
+      }
+      case "message_delta": {
+        const pieces: StreamPiece[] = [];
+        if (data.delta.stop_reason) pieces.push({ kind: "finish", reason: toFinishReason(data.delta.stop_reason) });
+        // message_delta's output_tokens is cumulative
+        if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: data.usage.input_tokens ?? undefined });
+        return pieces;
+      }
+      case "message_stop":
+        return [{ kind: "end" }];
+      case "error":
+        throw upstreamStatusError(502, data.error.message);
+      default:
+        return [];
+    }
+  };
 }
 
 export function parseError(status: number, body: string): AppError {

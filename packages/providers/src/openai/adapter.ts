@@ -26,12 +26,12 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
       const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, false);
       const json = await client.json({ ...built, signal: req.signal, parseError });
       const result = parseChatResponse(json);
+      const calls = result.message.tool_calls;
       return {
-        content: result.content,
-        finishReason: result.finishReason,
+        ...result,
         usage: {
           promptTokens: result.usage.promptTokens ?? countMessageTokens(req.messages),
-          completionTokens: result.usage.completionTokens ?? countTokens(result.content),
+          completionTokens: result.usage.completionTokens ?? countTokens(calls === undefined ? result.content : result.content + JSON.stringify(calls)),
         },
       };
     },
@@ -49,8 +49,7 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
       const built = buildCompletionRequest(endpointFor(req.model), upstreamModelName(req.model), req);
       const result = parseCompletionResponse(await client.json({ ...built, signal: req.signal, parseError }));
       return {
-        text: result.text,
-        finishReason: result.finishReason,
+        ...result,
         usage: {
           promptTokens: result.usage.promptTokens ?? countTokens(req.prompt),
           completionTokens: result.usage.completionTokens ?? countTokens(result.text),

@@ -10,6 +10,7 @@ export const chatResponseSchema = z.looseObject({
   choices: z.array(z.looseObject({
     message: z.looseObject({ content: z.string().nullish() }),
     finish_reason: z.string().nullish(),
+    logprobs: z.unknown().optional(),
   })).min(1),
   usage,
 });
@@ -18,12 +19,13 @@ export const chatChunkSchema = z.looseObject({
   choices: z.array(z.looseObject({
     delta: z.looseObject({ content: z.string().nullish() }).nullish(),
     finish_reason: z.string().nullish(),
+    logprobs: z.unknown().optional(),
   })).optional(),
   usage,
 });
 
 export const completionResponseSchema = z.looseObject({
-  choices: z.array(z.looseObject({ text: z.string(), finish_reason: z.string().nullish() })).min(1),
+  choices: z.array(z.looseObject({ text: z.string(), finish_reason: z.string().nullish(), logprobs: z.unknown().optional() })).min(1),
   usage,
 });
 

@@ -4,7 +4,7 @@ import type { AppError } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
 import type { SseEvent } from "../http/sse";
 import type { StreamPiece } from "../text-stream";
-import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
+import type { ChatMessage, ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 import { chatChunkSchema, chatResponseSchema, completionResponseSchema, embeddingsResponseSchema, errorMessage } from "./schemas";
 
@@ -33,7 +33,7 @@ export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req:
     : undefined;
   const body = withPassthrough(req.passthrough, {
     model: upstreamModel,
-    messages: req.messages,
+    messages: req.wireMessages ?? req.messages.map(toWireMessage),
     max_tokens: req.maxTokens,
     temperature: req.temperature,
     stream: stream ? true : undefined,
@@ -42,6 +42,24 @@ export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req:
   if (!stream) delete body.stream_options;
   if (!stream) delete body.stream;
   return { url: `${endpoint.baseUrl}/v1/chat/completions`, headers: headers(endpoint), body: JSON.stringify(body) };
+}
+
+/** A message the gateway built (task endpoint) in OpenAI's shape. */
+function toWireMessage(m: ChatMessage): Record<string, unknown> {
+  const out: Record<string, unknown> = { role: m.role, content: m.parts ? [...(m.content ? [{ type: "text", text: m.content }] : []), ...m.parts] : m.content };
+  if (m.toolCalls) out.tool_calls = m.toolCalls;
+  if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+  if (m.name !== undefined) out.name = m.name;
+  return out;
+}
+
+/** Top-level answer fields passed on to the client as they came. */
+const KEPT_FIELDS = ["system_fingerprint", "service_tier"] as const;
+
+function keptFields(json: Record<string, unknown>): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const key of KEPT_FIELDS) if (json[key] !== undefined) (out ??= {})[key] = json[key];
+  return out;
 }
 
 /** Usage may be missing (some compatible servers); the adapter then counts with the tokenizer. */
@@ -54,11 +72,18 @@ export function parseChatResponse(json: unknown): Omit<ChatResult, "usage"> & { 
   const parsed = chatResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("chat completion");
   const choice = parsed.data.choices[0];
-  return {
+  // The message goes to the client as the upstream wrote it (tool_calls, refusal, annotations ...), as the assistant's.
+  const message = { ...choice?.message, role: "assistant", content: choice?.message.content ?? null };
+  const result: Omit<ChatResult, "usage"> & { usage: PartialUsage } = {
     content: choice?.message.content ?? "",
+    message,
     finishReason: choice?.finish_reason ?? "stop",
     usage: { promptTokens: parsed.data.usage?.prompt_tokens, completionTokens: parsed.data.usage?.completion_tokens },
   };
+  if (choice?.logprobs != null) result.logprobs = choice.logprobs;
+  const fields = keptFields(parsed.data);
+  if (fields) result.fields = fields;
+  return result;
 }
 
 export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
@@ -76,8 +101,15 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   if (!parsed.success) throw wrongShape("stream");
   const pieces: StreamPiece[] = [];
   const choice = parsed.data.choices?.[0];
-  const content = choice?.delta?.content;
-  if (content) pieces.push({ kind: "delta", content });
+  const delta = choice?.delta;
+  const content = delta?.content ?? "";
+  // a delta with more than text (tool_calls, refusal ...) or with logprobs is passed on whole
+  const extra = delta ? Object.keys(delta).some((k) => k !== "content" && k !== "role" && delta[k] != null) : false;
+  const logprobs = choice?.logprobs ?? undefined;
+  if (extra || logprobs !== undefined) {
+    const { role: _role, ...rest } = delta ?? {};
+    pieces.push({ kind: "delta", content, ...(extra ? { delta: { ...rest, content: delta?.content ?? null } } : {}), ...(logprobs !== undefined ? { logprobs } : {}) });
+  } else if (content) pieces.push({ kind: "delta", content });
   if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
   const usage = parsed.data.usage;
   if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
@@ -102,6 +134,7 @@ export function parseCompletionResponse(json: unknown): Omit<CompletionResult, "
   return {
     text: choice?.text ?? "",
     finishReason: choice?.finish_reason ?? "stop",
+    ...(choice?.logprobs != null ? { logprobs: choice.logprobs } : {}),
     usage: { promptTokens: parsed.data.usage?.prompt_tokens, completionTokens: parsed.data.usage?.completion_tokens },
   };
 }

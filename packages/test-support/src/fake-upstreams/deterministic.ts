@@ -3,7 +3,16 @@ import { createHash } from "node:crypto";
 
 export interface FakeMessage {
   role: string;
-  content: string;
+  /** OpenAI: a string, text parts or null (an assistant turn that only called tools); Anthropic: a string or blocks */
+  content: unknown;
+}
+
+/** A message's text: the string, or its text parts (and tool results) joined. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((part: { type?: unknown; text?: unknown; content?: unknown }) =>
+    (part.type === "text" && typeof part.text === "string" ? part.text : part.type === "tool_result" ? textOf(part.content) : "")).join("");
 }
 
 export interface FakeReply {
@@ -34,9 +43,38 @@ export function fakeReplyFor(input: string, promptTokens: number, maxTokens?: nu
 
 /** Chat (OpenAI and Anthropic fakes): prompt tokens = words of every message, reply echoes the last user message. */
 export function fakeChatReply(messages: readonly FakeMessage[], maxTokens?: number, system = ""): FakeReply {
-  const lastUser = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
-  const promptTokens = wordCount(system) + messages.reduce((sum, m) => sum + wordCount(m.content), 0);
-  return fakeReplyFor(lastUser, promptTokens, maxTokens);
+  // a tool's answer (OpenAI role "tool", or an Anthropic user turn of tool_result blocks) counts as the user's turn
+  const lastUser = [...messages].reverse().find((m) => m.role === "user" || m.role === "tool");
+  const promptTokens = wordCount(system) + messages.reduce((sum, m) => sum + wordCount(textOf(m.content)), 0);
+  return fakeReplyFor(textOf(lastUser?.content), promptTokens, maxTokens);
+}
+
+/** The tool call a fake makes when it is offered tools and the last turn is the user's (not a tool result). */
+export interface FakeToolCall {
+  id: string;
+  name: string;
+  /** JSON text: {"query": <the last user message>} */
+  arguments: string;
+  /** the arguments as streamed: two fragments */
+  fragments: [string, string];
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export function fakeToolCall(messages: readonly FakeMessage[], toolName: string | undefined, system = ""): FakeToolCall | undefined {
+  const last = messages.at(-1);
+  const answeringTool = last?.role === "tool" || (Array.isArray(last?.content) && (last.content as Array<{ type?: unknown }>).some((b) => b.type === "tool_result"));
+  if (toolName === undefined || answeringTool) return undefined;
+  const args = JSON.stringify({ query: textOf(last?.content) });
+  const cut = Math.floor(args.length / 2);
+  return {
+    id: `call_${createHash("sha256").update(args).digest("hex").slice(0, 12)}`,
+    name: toolName,
+    arguments: args,
+    fragments: [args.slice(0, cut), args.slice(cut)],
+    promptTokens: wordCount(system) + messages.reduce((sum, m) => sum + wordCount(textOf(m.content)), 0),
+    completionTokens: 1 + wordCount(args),
+  };
 }
 
 export function fakeCompletion(prompt: string, maxTokens?: number): FakeReply {

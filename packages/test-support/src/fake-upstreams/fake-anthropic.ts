@@ -1,6 +1,6 @@
 // A fake Anthropic Messages upstream (POST /v1/messages, streaming included).
 import { randomUUID } from "node:crypto";
-import { fakeChatReply, type FakeMessage } from "./deterministic";
+import { fakeChatReply, fakeToolCall, type FakeMessage } from "./deterministic";
 import { FakeServer, sendBody, sendJson, writeSse, type HandlerContext } from "./fake-server";
 
 interface MessagesBody {
@@ -9,6 +9,7 @@ interface MessagesBody {
   system?: unknown;
   max_tokens?: unknown;
   stream?: unknown;
+  tools?: Array<{ name?: unknown }>;
 }
 
 const STOP_REASONS = { stop: "end_turn", length: "max_tokens" } as const;
@@ -51,6 +52,9 @@ export class FakeAnthropic extends FakeServer {
     const reply = fakeChatReply(messages, body.max_tokens, system);
     const id = `msg_${randomUUID()}`;
     const model = String(body.model);
+    const toolName = Array.isArray(body.tools) && typeof body.tools[0]?.name === "string" ? body.tools[0].name : undefined;
+    const call = fakeToolCall(messages, toolName, system);
+    if (call) return this.toolUse(ctx, body, { id, model, call });
     const stopReason = STOP_REASONS[reply.finishReason];
     if (body.stream !== true) {
       return sendBody(ctx, "application/json", JSON.stringify({
@@ -73,5 +77,27 @@ export class FakeAnthropic extends FakeServer {
       event("message_stop", {}),
     ];
     await writeSse(ctx, events, () => this.pause());
+  }
+
+  /** Offered tools and asked by the user: the fake calls the first tool (a tool_use block; streamed as input_json_delta). */
+  private async toolUse(ctx: HandlerContext, body: MessagesBody, opts: { id: string; model: string; call: NonNullable<ReturnType<typeof fakeToolCall>> }): Promise<void> {
+    const { id, model, call } = opts;
+    const usage = { input_tokens: call.promptTokens, output_tokens: call.completionTokens };
+    if (body.stream !== true) {
+      return sendBody(ctx, "application/json", JSON.stringify({
+        id, type: "message", role: "assistant", model,
+        content: [{ type: "tool_use", id: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown }],
+        stop_reason: "tool_use", stop_sequence: null, usage,
+      }));
+    }
+    const event = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+    await writeSse(ctx, [
+      event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: call.promptTokens, output_tokens: 1 } } }),
+      event("content_block_start", { index: 0, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } }),
+      ...call.fragments.map((partial_json) => event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json } })),
+      event("content_block_stop", { index: 0 }),
+      event("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: call.completionTokens } }),
+      event("message_stop", {}),
+    ], () => this.pause());
   }
 }

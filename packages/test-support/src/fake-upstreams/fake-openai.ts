@@ -1,7 +1,7 @@
 // A fake OpenAI-compatible upstream: chat completions (with SSE), completions, embeddings, images, models.
 import { randomUUID } from "node:crypto";
 import {
-  encodeFloat32Base64, fakeChatReply, fakeCompletion, fakeEmbedding, wordCount, TINY_PNG, type FakeMessage, type FakeReply,
+  encodeFloat32Base64, fakeChatReply, fakeCompletion, fakeEmbedding, fakeToolCall, wordCount, TINY_PNG, type FakeMessage, type FakeReply,
 } from "./deterministic";
 import { FakeServer, sendBody, sendJson, writeSse, type HandlerContext } from "./fake-server";
 
@@ -17,10 +17,23 @@ interface ChatBody {
   n?: unknown;
   size?: unknown;
   response_format?: unknown;
+  tools?: Array<{ function?: { name?: unknown } }>;
+  logprobs?: unknown;
 }
 
+/** A function the request offers, if any: the fake calls the first one. */
+const offeredTool = (body: ChatBody): string | undefined => {
+  const name = Array.isArray(body.tools) ? body.tools[0]?.function?.name : undefined;
+  return typeof name === "string" ? name : undefined;
+};
+
+/** OpenAI-style logprobs for the reply's pieces (one "token" per word). */
+const fakeLogprobs = (pieces: string[]) => ({ content: pieces.map((token) => ({ token, logprob: -0.5, bytes: null, top_logprobs: [] })) });
+
+/** OpenAI's rules, as far as the fake needs them: content is a string or parts, or null on an assistant turn with tool calls. */
 const isMessages = (value: unknown): value is FakeMessage[] =>
-  Array.isArray(value) && value.every((m) => typeof m === "object" && m !== null && typeof m.role === "string" && typeof m.content === "string");
+  Array.isArray(value) && value.every((m) => typeof m === "object" && m !== null && typeof m.role === "string"
+    && (typeof m.content === "string" || Array.isArray(m.content) || (m.role === "assistant" && m.content == null && Array.isArray(m.tool_calls))));
 
 export class FakeOpenAi extends FakeServer {
   /** false: answers (streamed or not) carry no usage, like some compatible servers */
@@ -65,7 +78,7 @@ export class FakeOpenAi extends FakeServer {
     return false;
   }
 
-  private usage(reply: FakeReply) {
+  private usage(reply: Pick<FakeReply, "promptTokens" | "completionTokens">) {
     return { prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens, total_tokens: reply.promptTokens + reply.completionTokens };
   }
 
@@ -78,25 +91,40 @@ export class FakeOpenAi extends FakeServer {
     if (!isMessages(body.messages) || body.messages.length === 0) return this.badRequest(ctx, "messages must be a non-empty array");
     const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : undefined;
     const reply = fakeChatReply(body.messages, maxTokens);
+    const call = fakeToolCall(body.messages, offeredTool(body));
+    const usage = this.usage(call ?? reply);
     const id = `chatcmpl-${randomUUID()}`;
     const model = String(body.model);
     const created = Math.floor(Date.now() / 1000);
+    const logprobs = body.logprobs === true;
     if (body.stream !== true) {
+      const toolCall = call && { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
       sendBody(ctx, "application/json", JSON.stringify({
-        id, object: "chat.completion", created, model,
-        choices: [{ index: 0, message: { role: "assistant", content: reply.content }, finish_reason: reply.finishReason }],
-        ...(this.reportUsage ? { usage: this.usage(reply) } : {}),
+        id, object: "chat.completion", created, model, system_fingerprint: "fp_fake",
+        choices: [{
+          index: 0,
+          message: toolCall ? { role: "assistant", content: null, tool_calls: [toolCall], refusal: null } : { role: "assistant", content: reply.content, refusal: null },
+          logprobs: logprobs && !call ? fakeLogprobs(reply.pieces) : null,
+          finish_reason: call ? "tool_calls" : reply.finishReason,
+        }],
+        ...(this.reportUsage ? { usage } : {}),
       }));
       return true;
     }
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
-    const events = [
-      chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
-      ...reply.pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
-      chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]),
-    ];
-    if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage: this.usage(reply) }));
+    const events = call
+      ? [
+        chunk([{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }, finish_reason: null }]),
+        ...call.fragments.map((part) => chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: part } }] }, finish_reason: null }])),
+        chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      ]
+      : [
+        chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
+        ...reply.pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, logprobs: logprobs ? fakeLogprobs([piece]) : null, finish_reason: null }])),
+        chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]),
+      ];
+    if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage }));
     events.push("data: [DONE]\n\n");
     await writeSse(ctx, events, () => this.pause());
     return true;

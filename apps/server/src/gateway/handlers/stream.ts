@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import type { TextUsage } from "@gw/providers";
+import { toolCallText, type TextUsage } from "@gw/providers";
 import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
@@ -37,10 +37,10 @@ class SseWriter {
     this.res.write(`data: ${payload}\n\n`);
   }
 
-  chunk(delta: Record<string, string>, finishReason: string | null): void {
+  chunk(delta: Record<string, unknown>, finishReason: string | null, logprobs: unknown = null): void {
     this.write(JSON.stringify({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
       ...(this.format.includeUsage ? { usage: null } : {}),
     }));
   }
@@ -80,7 +80,7 @@ class SseWriter {
  * upstream broken) is charged for the text produced so far, counted with the tokenizer.
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
-  const promptTokens = countPromptTokens(deps, call.messages);
+  const promptTokens = countPromptTokens(deps, call);
   const budget = completionBudget(call.model, promptTokens, call.maxTokens);
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(call.model, { promptTokens, completionTokens: budget }), {
     requestId: meta.requestId, model: call.model.id, endpoint: meta.endpoint, stream: true,
@@ -97,11 +97,17 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   };
   try {
     for await (const event of deps.providers.chatStream({
-      model: call.model, messages: call.messages, maxTokens: call.maxTokens, temperature: call.temperature,
+      model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens, temperature: call.temperature,
       passthrough: call.passthrough, signal: meta.signal,
     })) {
       start();
       if (event.type === "delta") {
+        if (event.delta !== undefined || event.logprobs !== undefined) {
+          // tool-call fragments, refusals, logprobs: passed on as the upstream sent them
+          emitted += event.content + toolCallText(event.delta);
+          sse.chunk(event.delta ?? { content: event.content }, null, event.logprobs ?? null);
+          continue;
+        }
         if (event.content.length === 0) continue;
         emitted += event.content;
         sse.chunk({ content: event.content }, null);

@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import type { ChatMessage, ChatResult, CompletionResult } from "@gw/providers";
+import { countToolCallTokens, type ChatMessage, type ChatResult, type CompletionResult } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
@@ -9,14 +9,23 @@ import type { RequestMeta } from "./request-meta";
 export interface TextCall {
   model: ModelDefinition;
   messages: ChatMessage[];
+  /** the client's messages as sent, for OpenAI-compatible upstreams (/v1/chat/completions) */
+  wireMessages?: readonly unknown[];
   maxTokens?: number;
   temperature?: number;
   passthrough?: Record<string, unknown>;
 }
 
-export function countPromptTokens(deps: GatewayDeps, messages: ChatMessage[]): number {
+/**
+ * The prompt as the hold sizes it: every message's text and tool-call fields, and the tool definitions the
+ * request offers (sent to the model as part of its prompt). Content parts other than text (images, audio) have
+ * no token count here; the upstream's reported usage settles them.
+ */
+export function countPromptTokens(deps: GatewayDeps, call: Pick<TextCall, "messages" | "passthrough">): number {
   let tokens = TOKENS_PER_REPLY;
-  for (const m of messages) tokens += TOKENS_PER_MESSAGE + deps.providers.countTokens(m.content);
+  for (const m of call.messages) tokens += TOKENS_PER_MESSAGE + deps.providers.countTokens(m.content) + (m.toolCalls || m.toolCallId || m.name ? countToolCallTokens(m) : 0);
+  const tools = call.passthrough?.tools ?? call.passthrough?.functions;
+  if (tools !== undefined) tokens += deps.providers.countTokens(JSON.stringify(tools));
   return tokens;
 }
 
@@ -60,17 +69,22 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   }));
 }
 
+/** What a chat answer produced: its text and, when it made calls, their JSON. */
+const chatOutputText = (r: ChatResult): string =>
+  r.message.tool_calls === undefined ? r.content : r.content + JSON.stringify(r.message.tool_calls);
+
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
-  const promptTokens = countPromptTokens(deps, call.messages);
+  const promptTokens = countPromptTokens(deps, call);
   return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens }, () => deps.providers.chat({
     model: call.model,
     messages: call.messages,
+    wireMessages: call.wireMessages,
     maxTokens: call.maxTokens,
     temperature: call.temperature,
     passthrough: call.passthrough,
     signal: meta.signal,
-  }), (r) => r.content);
+  }), chatOutputText);
 }
 
 export function runCompletion(

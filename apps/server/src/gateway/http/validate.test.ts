@@ -17,7 +17,7 @@ function rejection(schema: z.ZodType, data: unknown): { code: string; message: s
 
 const messageOf = (schema: z.ZodType, value: unknown) => rejection(z.object({ v: schema }), { v: value }).message;
 
-describe("toValidationError: bounds say whether they include their limit (CONTRACT 1)", () => {
+describe("validationError: bounds say whether they include their limit (CONTRACT 1)", () => {
   it.each<[string, z.ZodType, unknown, string]>([
     ["positive", z.number().int().positive(), 0, "must be greater than 0"],
     ["gt", z.number().gt(1.5), 1.5, "must be greater than 1.5"],
@@ -28,15 +28,16 @@ describe("toValidationError: bounds say whether they include their limit (CONTRA
     ["max", z.number().max(2), 2.5, "must be at most 2"],
     ["safe integer range", z.number().int(), 2 ** 60, "must be at most 9007199254740991"],
     ["bigint positive", z.bigint().positive(), 0n, "must be greater than 0"],
-    ["string min", z.string().min(2), "a", "must be at least 2 characters"],
-    ["string max", z.string().max(1), "ab", "must be at most 1 character"],
+    ["string min", z.string().min(2), "a", "must have at least 2 characters"],
+    ["string max", z.string().max(1), "ab", "must have at most 1 character"],
+    ["string min 1", z.string().min(1), "", "must not be empty"],
     ["string length", z.string().length(3), "ab", "must have exactly 3 characters"],
-    ["array min", z.array(z.string()).min(1), [], "must be at least 1 item"],
-    ["array max", z.array(z.string()).max(2), ["a", "b", "c"], "must be at most 2 items"],
+    ["array min", z.array(z.string()).min(1), [], "must have at least 1 item"],
+    ["array max", z.array(z.string()).max(2), ["a", "b", "c"], "must have at most 2 items"],
     ["array length, too many", z.array(z.string()).length(1), ["a", "b"], "must have exactly 1 item"],
     ["array length, too few", z.array(z.string()).length(2), [], "must have exactly 2 items"],
     ["set size", z.set(z.string()).size(2), new Set(["a"]), "must have exactly 2 items"],
-    ["set min", z.set(z.string()).min(2), new Set(["a"]), "must be at least 2 items"],
+    ["set min", z.set(z.string()).min(2), new Set(["a"]), "must have at least 2 items"],
     ["date min", z.date().min(new Date(0)), new Date(-1), "must be on or after 1970-01-01T00:00:00.000Z"],
     ["date max", z.date().max(new Date(0)), new Date(1), "must be on or before 1970-01-01T00:00:00.000Z"],
   ])("%s", (_name, schema, value, rule) => {
@@ -49,7 +50,7 @@ describe("toValidationError: bounds say whether they include their limit (CONTRA
   });
 });
 
-describe("toValidationError: unions list the forms their branches accept", () => {
+describe("validationError: unions list the forms their branches accept", () => {
   const chat = (content: unknown) => ({ model: "textA-4", messages: [{ role: "user", content }] });
 
   it("completions prompt with two strings: a string or an array of exactly 1 item", () => {
@@ -68,8 +69,10 @@ describe("toValidationError: unions list the forms their branches accept", () =>
   });
 
   it("an array of content parts failing inside names the part's own field and rule", () => {
-    expect(rejection(chatBody, chat([{ type: "image_url", text: "x" }])))
-      .toEqual({ code: "invalid_parameter", message: "Invalid parameter 'messages[0].content[0].type': must be one of \"text\"." });
+    expect(rejection(chatBody, chat([{ type: "text", text: 5 }])))
+      .toEqual({ code: "invalid_parameter", message: "Invalid parameter 'messages[0].content[0].text': must be a string." });
+    expect(rejection(chatBody, chat([{ type: 7 }])))
+      .toEqual({ code: "invalid_parameter", message: "Invalid parameter 'messages[0].content[0].type': must be a string." });
     expect(rejection(chatBody, chat([{ type: "text" }])))
       .toEqual({ code: "missing_required_parameter", message: "Missing required parameter: 'messages[0].content[0].text'." });
   });
@@ -93,7 +96,7 @@ describe("toValidationError: unions list the forms their branches accept", () =>
   });
 });
 
-describe("toValidationError: custom rules", () => {
+describe("validationError: custom rules", () => {
   it("keeps the capitals of a schema's own message", () => {
     expect(rejection(chatBody, { model: "m", messages: [{ role: "user", content: "a\u0000b" }] }).message)
       .toBe("Invalid parameter 'messages[0].content': must not contain NUL bytes.");

@@ -30,6 +30,7 @@ export function chatCompletions(deps: GatewayDeps) {
     const call = {
       model,
       messages: body.messages,
+      wireMessages: raw.messages as unknown[],
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       temperature: body.temperature ?? undefined,
       passthrough: passthroughOf(raw, CHAT_KNOWN_FIELDS),
@@ -42,7 +43,7 @@ export function chatCompletions(deps: GatewayDeps) {
     }
     const { result, cost } = await runChat(deps, meta, call);
     setCostHeader(res, cost);
-    res.json(textCompletionBody({ id, object: "chat.completion", created, model: model.id, content: result.content, finishReason: result.finishReason, usage: result.usage }));
+    res.json(textCompletionBody({ id, object: "chat.completion", created, model: model.id, result }));
   };
 }
 
@@ -65,7 +66,7 @@ export function completions(deps: GatewayDeps) {
       object: "text_completion",
       created: unixSeconds(deps.ctx.clock.now()),
       model: model.id,
-      choices: [{ text: result.text, index: 0, logprobs: null, finish_reason: result.finishReason }],
+      choices: [{ text: result.text, index: 0, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
       usage: usageBody(result.usage),
     });
   };

@@ -1,5 +1,5 @@
 // Response bodies of SPEC 2.5-2.7, 4.2-4.4 and CONTRACT 5, built from normalized provider results.
-import type { AudioResult, TextUsage } from "@gw/providers";
+import type { AudioResult, ChatResult, TextUsage } from "@gw/providers";
 
 export const unixSeconds = (ms: number): number => Math.floor(ms / 1000);
 
@@ -7,14 +7,17 @@ export function usageBody(usage: TextUsage) {
   return { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
 }
 
-export function textCompletionBody(opts: { id: string; object: "task.completion" | "chat.completion"; created: number; model: string; content: string; finishReason: string; usage: TextUsage }) {
+/** A chat answer: the upstream's message (tool calls and all) and logprobs, under our id, model and usage. */
+export function textCompletionBody(opts: { id: string; object: "task.completion" | "chat.completion"; created: number; model: string; result: ChatResult }) {
+  const { result } = opts;
   return {
     id: opts.id,
     object: opts.object,
     created: opts.created,
     model: opts.model,
-    choices: [{ index: 0, message: { role: "assistant", content: opts.content }, logprobs: null, finish_reason: opts.finishReason }],
-    usage: usageBody(opts.usage),
+    choices: [{ index: 0, message: result.message, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
+    usage: usageBody(result.usage),
+    ...result.fields,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ChatMessage } from "@gw/providers";
 import { z } from "zod";
 
 /** Strings never carry NUL bytes (CONTRACT 7b). */
@@ -11,15 +12,55 @@ export const MAX_PROMPT_CHARS = 4_000;
 export const temperature = z.number().min(0).max(2);
 export const positiveInt = z.number().int().positive();
 
-/** OpenAI content may be a string or an array of text parts; other part types are not supported here. */
-const contentPart = z.object({ type: z.literal("text"), text: safeString(MAX_MESSAGE_CHARS) });
-export const messageContent = z.union([safeString(MAX_MESSAGE_CHARS), z.array(contentPart).min(1).max(100)])
-  .transform((c) => (typeof c === "string" ? c : c.map((p) => p.text).join("")));
+/**
+ * OpenAI content: a string, or an array of parts. Text parts are read (counted, translated); other parts
+ * (image_url, input_audio, file ...) are kept as sent for the upstream.
+ */
+const contentPart = z.looseObject({ type: safeString(100), text: safeString(MAX_MESSAGE_CHARS).optional() }).superRefine((part, ctx) => {
+  if (part.type === "text" && part.text === undefined) ctx.addIssue({ code: "custom", input: undefined, path: ["text"], message: "must be a string" });
+});
+const contentSchema = z.union([safeString(MAX_MESSAGE_CHARS), z.array(contentPart).min(1).max(100)]);
 
-/** `developer` is the newer name of `system` in OpenAI clients. */
+const toolCall = z.object({
+  id: safeString(200),
+  type: z.literal("function"),
+  function: z.object({ name: safeString(200), arguments: safeString(MAX_MESSAGE_CHARS) }),
+});
+
+/** `developer` is the newer name of `system` in OpenAI clients; the legacy `function` role answers a call like `tool`. */
+const ROLES = { system: "system", developer: "system", user: "user", assistant: "assistant", tool: "tool", function: "tool" } as const;
+
+/**
+ * One chat message. Content may be absent or null only on an assistant message (one that made tool calls, say);
+ * a `tool` message names the call it answers.
+ */
 export const message = z.object({
-  role: z.enum(["system", "user", "assistant", "developer"]).transform((r) => (r === "developer" ? "system" : r)),
-  content: messageContent,
+  role: z.enum(["system", "user", "assistant", "developer", "tool", "function"]),
+  content: contentSchema.nullish(),
+  name: safeString(200).optional(),
+  tool_calls: z.array(toolCall).max(128).optional(),
+  tool_call_id: safeString(200).optional(),
+}).superRefine((m, ctx) => {
+  // reported like a schema's own issues: an absent field as missing, a null one as the wrong type
+  if (m.content == null && m.role !== "assistant") {
+    ctx.addIssue({ code: "custom", input: m.content, path: ["content"], message: "must be a string or an array" });
+  }
+  if (m.role === "tool" && m.tool_call_id === undefined) {
+    ctx.addIssue({ code: "custom", input: undefined, path: ["tool_call_id"], message: "must be a string" });
+  }
+}).transform((m): ChatMessage => {
+  const out: ChatMessage = { role: ROLES[m.role], content: "" };
+  if (typeof m.content === "string") out.content = m.content;
+  else if (m.content) {
+    for (const part of m.content) {
+      if (part.type === "text") out.content += part.text ?? "";
+      else (out.parts ??= []).push(part);
+    }
+  }
+  if (m.tool_calls) out.toolCalls = m.tool_calls;
+  if (m.tool_call_id !== undefined) out.toolCallId = m.tool_call_id;
+  if (m.name !== undefined) out.name = m.name;
+  return out;
 });
 
 export const messages = z.array(message).min(1).max(MAX_MESSAGES);
