@@ -200,6 +200,25 @@ describe("limits, idempotency and the usage API", () => {
     ]);
     expect([a.status, b.status]).toEqual([200, 409]);
     expect((await readJson(b)).error.code).toBe("conflict");
+    // a duplicate in progress may be retried shortly
+    expect(b.headers.get("retry-after")).toBe("1");
+  });
+
+  it("Idempotency-Key compares the request, not its bytes; a key reused for another request is final (x-should-retry: false)", async () => {
+    const user = await fundedUser(server, 1);
+    const headers = { "idempotency-key": "order-3" };
+    const first = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "same" }], max_tokens: 50 }, headers);
+    expect(first.status).toBe(200);
+    const after = await balanceMicros(server, user.userId);
+    // the same JSON with its keys in another order
+    const reordered = await postJson(server, "/v1/chat/completions", user.key, { max_tokens: 50, messages: [{ content: "same", role: "user" }], model: "textA-4" }, headers);
+    expect(reordered.status).toBe(200);
+    expect(reordered.headers.get("idempotent-replayed")).toBe("true");
+    expect(await balanceMicros(server, user.userId)).toBe(after);
+    const other = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "different" }], max_tokens: 50 }, headers);
+    expect(other.status).toBe(409);
+    expect(other.headers.get("x-should-retry")).toBe("false");
+    expect(await readJson(other)).toEqual({ error: { message: "This Idempotency-Key was already used with a different request.", type: "invalid_request_error", code: "conflict" } });
   });
 
   it("GET /api/usage: records newest first, paginated, totals per day and model", async () => {

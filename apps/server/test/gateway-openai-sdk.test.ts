@@ -43,6 +43,25 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(before - (await balanceMicros(server, user.userId))).toBe(cost);
   });
 
+  it("retrieves one model (models.retrieve); an unknown one is 404 with the rate-limit headers", async () => {
+    const model = await client.models.retrieve("textA-4");
+    expect(model).toMatchObject({ id: "textA-4", object: "model", type: "text" });
+    const missing = await fetch(`${server.url}/v1/models/no-such-model`, { headers: { authorization: `Bearer ${user.key}` } });
+    expect(missing.status).toBe(404);
+    expect(await readJson(missing)).toEqual({ error: { message: "The model 'no-such-model' does not exist.", type: "not_found_error", code: "not_found" } });
+    expect(missing.headers.get("x-ratelimit-limit")).toBe("20");
+  });
+
+  it("answers an unknown path under /v1 and /api/v1 with 404 and, the key being known, the X-RateLimit-* headers", async () => {
+    for (const [method, path] of [["POST", "/api/v1/nothing"], ["GET", "/v1/chat/completions"], ["DELETE", "/v1/files/x"]] as const) {
+      const res = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${user.key}` } });
+      expect(res.status).toBe(404);
+      expect(await readJson(res)).toEqual({ error: { message: `No route for ${method} ${path}.`, type: "not_found_error", code: "not_found" } });
+      expect(res.headers.get("x-ratelimit-limit")).toBe("20");
+      expect(res.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
+    }
+  });
+
   it("routes textB models to the Anthropic protocol", async () => {
     const data = await client.chat.completions.create({
       model: "textB-3-haiku", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "one two" }], max_tokens: 10,

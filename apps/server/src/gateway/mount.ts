@@ -1,6 +1,7 @@
 import { Router, type Express, type RequestHandler } from "express";
 import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
+import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import type { DirectRoutes } from "../http/direct-routes";
 import { noStore } from "../http/no-store";
@@ -13,7 +14,7 @@ import { enforceLimits } from "./limits/middleware";
 import { RequestLimits } from "./limits/request-limits";
 import { chatCompletions, completions, embeddings } from "./routes/chat";
 import { imageAGenerate, imageBGenerate } from "./routes/images";
-import { models } from "./routes/models";
+import { model, models } from "./routes/models";
 import { task } from "./routes/task";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
@@ -64,6 +65,11 @@ export async function mountGateway(
     if (method === "GET") router.get(path, ...handlers);
     else router.post(path, ...handlers);
   }
+  // Path parameters need the router: the model's entry (OpenAI's models.retrieve).
+  router.get(["/v1/models/:id", "/api/v1/models/:id"], ...limited, model(deps));
+  // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
+  // carries the caller's X-RateLimit-* headers once the key is known.
+  router.use(["/v1", "/api/v1"], ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS));

@@ -9,8 +9,17 @@ const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 /** Headers replayed with a stored answer. */
 const KEPT_HEADERS = ["x-request-cost", "deprecation"];
 
+/** JSON with object keys sorted: the same request body whatever the key order or spacing. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
 function fingerprint(req: Request): string {
-  const hash = createHash("sha256").update(`${req.method} ${req.path}\n`).update(JSON.stringify(req.body ?? null));
+  const hash = createHash("sha256").update(`${req.method} ${req.path}\n`).update(canonicalJson(req.body ?? null));
   if (req.file) hash.update(req.file.buffer);
   return hash.digest("hex");
 }
@@ -40,8 +49,12 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
     if (!VALID_KEY.test(key)) throw new AppError("invalid_parameter", "Invalid parameter 'Idempotency-Key': 1-255 visible ASCII characters.");
     const id = `${principalOf(res).userId}:${key}`;
     const begun = await store.begin(id, fingerprint(req));
-    if (begun.kind === "in_flight") throw new AppError("conflict", "A request with this Idempotency-Key is still in progress.");
-    if (begun.kind === "mismatch") throw new AppError("conflict", "This Idempotency-Key was already used with a different request.");
+    // A duplicate in progress is worth retrying shortly (it then replays); a key reused for another request never is
+    // (x-should-retry: false stops the OpenAI SDKs, which retry 409 by default).
+    if (begun.kind === "in_flight") throw new AppError("conflict", "A request with this Idempotency-Key is still in progress.", { retryAfterSeconds: 1 });
+    if (begun.kind === "mismatch") {
+      throw new AppError("conflict", "This Idempotency-Key was already used with a different request.", { headers: { "x-should-retry": "false" } });
+    }
     if (begun.kind === "replay") {
       for (const [name, value] of Object.entries(begun.answer.headers)) res.setHeader(name, value);
       res.setHeader("Idempotent-Replayed", "true");

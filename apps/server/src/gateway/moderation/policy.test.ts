@@ -15,11 +15,16 @@ describe("local image policy", () => {
     ["my SSN is 123-45-6789", "personal_information"],
     ["write john@example.com on the sign", "personal_information"],
     ["card 4111 1111 1111 1111", "personal_information"],
+    // seen let through by a black-box audit
+    ["murder", "violence"],
+    ["a man stabbing another man", "violence"],
+    ["John Smith's passport", "personal_information"],
+    ["Nike swoosh logo", "intellectual_property"],
   ])("flags %j as %s", (prompt, category) => {
     expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
   });
 
-  it.each(["a sextant on a desk in Essex", "a cat at 16:9", "sunset over the sea, 1024x1024", "a therapist's office", "grapes and a scrapbook", "seed 1234567890123"])(
+  it.each(["a sextant on a desk in Essex", "a cat at 16:9", "sunset over the sea, 1024x1024", "a therapist's office", "grapes and a scrapbook", "seed 1234567890123", "a photo shoot in a studio", "a logo for my bakery", "a killer whale"])(
     "lets %j through",
     (prompt) => {
       expect(checkLocalPolicy(prompt).flagged).toBe(false);

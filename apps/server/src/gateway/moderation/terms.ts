@@ -21,6 +21,9 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "gore", "gory", "bloodbath", "blood bath", "decapitated", "decapitation", "beheading", "beheaded", "dismembered", "dismemberment",
     "disembowel", "disemboweled", "mutilated", "mutilation", "severed head", "severed limbs", "torture", "tortured", "massacre",
     "mass shooting", "school shooting", "execution video", "corpse", "corpses", "mangled body", "guts spilling", "slaughtered",
+    "murder", "murders", "murdered", "murdering", "murderer", "stabbing", "stabbed", "stabs", "shot dead", "shooting a man",
+    "shooting a woman", "shooting people", "killing a man", "killing a woman", "killing people", "lynching", "lynched",
+    "blood splatter", "blood spatter", "bloody wound", "gunshot wound", "slit throat", "throat slit",
   ],
   hate: [
     "nazi propaganda", "white power", "white supremacy", "white supremacist", "kkk", "ku klux klan", "swastika", "ethnic cleansing",
@@ -31,10 +34,15 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "mickey mouse", "minnie mouse", "donald duck", "pikachu", "pokemon", "super mario", "luigi", "darth vader", "star wars",
     "spiderman", "spider man", "batman", "superman", "iron man", "harry potter", "hello kitty", "sonic the hedgehog",
     "disney logo", "nike logo", "apple logo", "coca cola logo", "mcdonalds logo", "marvel", "pixar", "shrek", "simpsons",
+    "nike swoosh", "swoosh logo", "adidas logo", "starbucks logo", "google logo", "microsoft logo", "amazon logo", "pepsi logo",
+    "louis vuitton", "gucci logo", "chanel logo", "ferrari logo", "lego logo", "mercedes logo", "batmobile", "hogwarts",
+    "elsa from frozen", "buzz lightyear", "winnie the pooh", "the avengers", "captain america", "wonder woman", "yoda",
   ],
   personal_information: [
     "social security number", "ssn", "passport number", "credit card number", "bank account number", "home address of",
     "driver license number", "drivers license number", "phone number of", "medical records of",
+    "passport", "passports", "driver license", "drivers license", "driving licence", "id card", "identity card",
+    "national id", "social security card", "birth certificate", "bank statement", "tax return",
   ],
 };
 
