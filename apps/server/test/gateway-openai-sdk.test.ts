@@ -1,33 +1,18 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { fakeEmbedding, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
-import { startTestServer, type TestServer } from "./harness";
-import { balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
+import { describe, expect, it } from "vitest";
+import { fakeEmbedding } from "@gw/test-support/fake-upstreams/index";
+import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
+import { useSdkHarness } from "./support/sdk-harness";
 
 // SPEC 8 prices in micro-dollars: 1 per input token, 2 per output token.
 const textCost = (prompt: number, completion: number) => prompt + 2 * completion;
 
 describe("chat-compatible /v1 endpoints through the official openai SDK", () => {
-  let fakes: FakeUpstreams;
-  let server: TestServer;
-  let user: FundedUser;
-  let client: OpenAI;
-
-  beforeAll(async () => {
-    fakes = await startFakeUpstreams();
-    server = await startTestServer({ env: fakes.env });
-    user = await fundedUser(server, 10);
-    client = new OpenAI({ apiKey: user.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
-  });
-  afterAll(async () => {
-    await server.close();
-    await fakes.close();
-  });
-  beforeEach(() => fakes.clearAll());
+  const h = useSdkHarness();
 
   it("answers a chat completion and charges exactly the upstream usage", async () => {
-    const before = await balanceMicros(server, user.userId);
-    const { data, response } = await client.chat.completions.create({
+    const before = await balanceMicros(h.server, h.user.userId);
+    const { data, response } = await h.client.chat.completions.create({
       model: "textA-4", messages: [{ role: "user", content: "hello brave new world" }], max_tokens: 50,
     }).withResponse();
     expect(data.object).toBe("chat.completion");
@@ -40,13 +25,13 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     const cost = textCost(4, 5);
     expect(response.headers.get("x-request-cost")).toBe((cost / 1e6).toFixed(6));
     expect(response.headers.get("x-ratelimit-limit")).toBe("20");
-    expect(before - (await balanceMicros(server, user.userId))).toBe(cost);
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(cost);
   });
 
   it("retrieves one model (models.retrieve); an unknown one is 404 with the rate-limit headers", async () => {
-    const model = await client.models.retrieve("textA-4");
+    const model = await h.client.models.retrieve("textA-4");
     expect(model).toMatchObject({ id: "textA-4", object: "model", type: "text" });
-    const missing = await fetch(`${server.url}/v1/models/no-such-model`, { headers: { authorization: `Bearer ${user.key}` } });
+    const missing = await fetch(`${h.server.url}/v1/models/no-such-model`, { headers: { authorization: `Bearer ${h.user.key}` } });
     expect(missing.status).toBe(404);
     expect(await readJson(missing)).toEqual({ error: { message: "The model 'no-such-model' does not exist.", type: "not_found_error", code: "not_found" } });
     expect(missing.headers.get("x-ratelimit-limit")).toBe("20");
@@ -54,7 +39,7 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
 
   it("answers an unknown path under /v1 and /api/v1 with 404 and, the key being known, the X-RateLimit-* headers", async () => {
     for (const [method, path] of [["POST", "/api/v1/nothing"], ["GET", "/v1/chat/completions"], ["DELETE", "/v1/files/x"]] as const) {
-      const res = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${user.key}` } });
+      const res = await fetch(`${h.server.url}${path}`, { method, headers: { authorization: `Bearer ${h.user.key}` } });
       expect(res.status).toBe(404);
       expect(await readJson(res)).toEqual({ error: { message: `No route for ${method} ${path}.`, type: "not_found_error", code: "not_found" } });
       expect(res.headers.get("x-ratelimit-limit")).toBe("20");
@@ -63,25 +48,25 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
   });
 
   it("routes textB models to the Anthropic protocol", async () => {
-    const data = await client.chat.completions.create({
+    const data = await h.client.chat.completions.create({
       model: "textB-3-haiku", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "one two" }], max_tokens: 10,
     });
     expect(data.choices[0]?.message.content).toBe("Echo: one two");
-    expect(fakes.textB.lastRequest()?.path).toBe("/v1/messages");
+    expect(h.fakes.textB.lastRequest()?.path).toBe("/v1/messages");
   });
 
   it("passes unknown OpenAI fields through to the upstream", async () => {
-    await client.chat.completions.create({
+    await h.client.chat.completions.create({
       model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 5, top_p: 0.5, user: "u-1",
     });
-    const sent = fakes.textA.lastRequest()?.json as Record<string, unknown>;
+    const sent = h.fakes.textA.lastRequest()?.json as Record<string, unknown>;
     expect(sent.top_p).toBe(0.5);
     expect(sent.user).toBe("u-1");
   });
 
   it("streams chunks with role first, finish_reason last, a usage chunk and [DONE]", async () => {
-    const before = await balanceMicros(server, user.userId);
-    const stream = await client.chat.completions.create({
+    const before = await balanceMicros(h.server, h.user.userId);
+    const stream = await h.client.chat.completions.create({
       model: "textA-4", messages: [{ role: "user", content: "alpha beta gamma" }], max_tokens: 50, stream: true, stream_options: { include_usage: true },
     });
     const chunks = [];
@@ -96,11 +81,11 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     const last = chunks.at(-1);
     expect(last?.choices).toEqual([]);
     expect(last?.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, cost: textCost(3, 4) / 1e6 });
-    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(3, 4));
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(textCost(3, 4));
   });
 
   it("writes data: [DONE] as the last server-sent event", async () => {
-    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "x" }], stream: true, max_tokens: 5 });
+    const res = await postJson(h.server, "/v1/chat/completions", h.user.key, { model: "textA-4", messages: [{ role: "user", content: "x" }], stream: true, max_tokens: 5 });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = (await res.text()).trim().split("\n\n");
@@ -110,41 +95,41 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
   });
 
   it("answers /v1/completions with the deprecation header", async () => {
-    const res = await postJson(server, "/v1/completions", user.key, { model: "text-davinci-003", prompt: "say this", max_tokens: 10 });
+    const res = await postJson(h.server, "/v1/completions", h.user.key, { model: "text-davinci-003", prompt: "say this", max_tokens: 10 });
     expect(res.status).toBe(200);
     expect(res.headers.get("deprecation")).toBe("true");
     const body = await readJson(res);
     expect(body).toMatchObject({ object: "text_completion", model: "text-davinci-003", choices: [{ text: "Echo: say this", index: 0, logprobs: null, finish_reason: "stop" }], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
-    const sdk = await client.completions.create({ model: "text-davinci-003", prompt: "a b", max_tokens: 5 });
+    const sdk = await h.client.completions.create({ model: "text-davinci-003", prompt: "a b", max_tokens: 5 });
     expect(sdk.choices[0]?.text).toBe("Echo: a b");
   });
 
   it("returns embeddings for string and array input, base64 (SDK default) and float", async () => {
-    const sdk = await client.embeddings.create({ model: "text-embedding-ada-002", input: ["one", "two"] });
+    const sdk = await h.client.embeddings.create({ model: "text-embedding-ada-002", input: ["one", "two"] });
     expect(sdk.data.map((d) => d.index)).toEqual([0, 1]);
     expect(sdk.data[0]?.embedding).toEqual(fakeEmbedding("one"));
-    const res = await postJson(server, "/v1/embeddings", user.key, { model: "text-embedding-ada-002", input: "three", encoding_format: "float" });
+    const res = await postJson(h.server, "/v1/embeddings", h.user.key, { model: "text-embedding-ada-002", input: "three", encoding_format: "float" });
     const body = await readJson(res);
     expect(body).toMatchObject({ object: "list", model: "text-embedding-ada-002", data: [{ object: "embedding", index: 0, embedding: fakeEmbedding("three") }] });
     expect(body.usage.prompt_tokens).toBe(body.usage.total_tokens);
   });
 
   it("lists every model with type, context window and pricing", async () => {
-    const page = await client.models.list();
+    const page = await h.client.models.list();
     const ids = page.data.map((m) => m.id);
     expect(ids).toEqual(expect.arrayContaining(["textA-4", "textB-3-opus", "imageB-1-dev", "speechvendor-tts", "text-embedding-ada-002"]));
-    const res = await fetch(`${server.url}/api/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
+    const res = await fetch(`${h.server.url}/api/v1/models`, { headers: { authorization: `Bearer ${h.user.key}` } });
     const body = await readJson(res);
     expect(body.object).toBe("list");
     expect(body.data.find((m: { id: string }) => m.id === "textA-4")).toMatchObject({ object: "model", type: "text", context_window: 8192, pricing: { input_per_1k_tokens: 0.001, output_per_1k_tokens: 0.002 } });
   });
 
   it("maps SDK errors: bad key 401, bad temperature 400, unknown model 400", async () => {
-    const bad = new OpenAI({ apiKey: "ak-live-nope", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const bad = new OpenAI({ apiKey: "ak-live-nope", baseURL: `${h.server.url}/v1`, maxRetries: 0 });
     await expect(bad.models.list()).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
-    await expect(client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "x" }], temperature: 3 }))
+    await expect(h.client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "x" }], temperature: 3 }))
       .rejects.toMatchObject({ status: 400, code: "invalid_parameter" });
-    await expect(client.chat.completions.create({ model: "nope-1", messages: [{ role: "user", content: "x" }] }))
+    await expect(h.client.chat.completions.create({ model: "nope-1", messages: [{ role: "user", content: "x" }] }))
       .rejects.toMatchObject({ status: 400, code: "unsupported_model" });
   });
 });

@@ -1,11 +1,10 @@
 // Tool calling, logprobs and the rest of OpenAI's chat format through /v1/chat/completions with the official SDK:
 // existing clients work by changing only the base URL (SPEC 1.3), on OpenAI- and Anthropic-protocol models alike.
-import OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { fakeToolCall, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
-import { startTestServer, type TestServer } from "./harness";
-import { balanceMicros, fundedUser, postJson, readJson, type FundedUser } from "./support/gateway-fixtures";
+import { describe, expect, it } from "vitest";
+import { fakeToolCall } from "@gw/test-support/fake-upstreams/index";
+import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
+import { useSdkHarness } from "./support/sdk-harness";
 
 // SPEC 8 prices in micro-dollars: 1 per input token, 2 per output token.
 const textCost = (prompt: number, completion: number) => prompt + 2 * completion;
@@ -16,26 +15,11 @@ const tools: ChatCompletionTool[] = [{
 }];
 
 describe("tool calls through /v1/chat/completions (official openai SDK)", () => {
-  let fakes: FakeUpstreams;
-  let server: TestServer;
-  let user: FundedUser;
-  let client: OpenAI;
-
-  beforeAll(async () => {
-    fakes = await startFakeUpstreams();
-    server = await startTestServer({ env: fakes.env });
-    user = await fundedUser(server, 10);
-    client = new OpenAI({ apiKey: user.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
-  });
-  afterAll(async () => {
-    await server.close();
-    await fakes.close();
-  });
-  beforeEach(() => fakes.clearAll());
+  const h = useSdkHarness();
 
   it.each(["textA-4", "textB-3-haiku"])("%s: returns the model's tool call and charges its usage", async (model) => {
-    const before = await balanceMicros(server, user.userId);
-    const { data, response } = await client.chat.completions.create({
+    const before = await balanceMicros(h.server, h.user.userId);
+    const { data, response } = await h.client.chat.completions.create({
       model, messages: [{ role: "user", content: "weather in Paris" }], tools, max_tokens: 50,
     }).withResponse();
     const call = fakeToolCall([{ role: "user", content: "weather in Paris" }], "get_weather");
@@ -46,7 +30,7 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     const cost = textCost(call?.promptTokens ?? 0, call?.completionTokens ?? 0);
     expect(data.usage).toMatchObject({ prompt_tokens: call?.promptTokens, completion_tokens: call?.completionTokens });
     expect(response.headers.get("x-request-cost")).toBe((cost / 1e6).toFixed(6));
-    expect(before - (await balanceMicros(server, user.userId))).toBe(cost);
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(cost);
   });
 
   it.each(["textA-4", "textB-3-haiku"])("%s: takes the tool's answer back and finishes the turn", async (model) => {
@@ -55,7 +39,7 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
       { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"query\":\"Paris\"}" } }] },
       { role: "tool", tool_call_id: "call_1", content: "sunny and warm" },
     ];
-    const data = await client.chat.completions.create({ model, messages, tools, max_tokens: 50 });
+    const data = await h.client.chat.completions.create({ model, messages, tools, max_tokens: 50 });
     expect(data.choices[0]?.message.content).toBe("Echo: sunny and warm");
     expect(data.choices[0]?.finish_reason).toBe("stop");
   });
@@ -65,12 +49,12 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
       { role: "developer", content: "answer briefly" },
       { role: "user", content: [{ type: "text", text: "what is in " }, { type: "image_url", image_url: { url: "https://example.com/cat.png" } }], name: "ann" },
     ] as ChatCompletionMessageParam[];
-    await client.chat.completions.create({ model: "textA-4", messages, max_tokens: 20, tool_choice: "none", parallel_tool_calls: false });
-    expect(fakes.textA.lastRequest()?.json).toMatchObject({ messages, tool_choice: "none", parallel_tool_calls: false });
+    await h.client.chat.completions.create({ model: "textA-4", messages, max_tokens: 20, tool_choice: "none", parallel_tool_calls: false });
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ messages, tool_choice: "none", parallel_tool_calls: false });
   });
 
   it.each(["textA-4", "textB-3-haiku"])("%s: streams tool-call deltas the SDK can assemble", async (model) => {
-    const stream = await client.chat.completions.create({
+    const stream = await h.client.chat.completions.create({
       model, messages: [{ role: "user", content: "weather in Rome" }], tools, max_tokens: 50, stream: true, stream_options: { include_usage: true },
     });
     let args = "";
@@ -93,27 +77,27 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
   });
 
   it("returns logprobs and system_fingerprint from an OpenAI-compatible upstream", async () => {
-    const data = await client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "one two" }], logprobs: true, max_tokens: 10 });
+    const data = await h.client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "one two" }], logprobs: true, max_tokens: 10 });
     expect(data.choices[0]?.logprobs?.content?.map((l) => l.token)).toEqual(["Echo:", " one", " two"]);
     expect(data.system_fingerprint).toBe("fp_fake");
   });
 
   it("rejects a tool message without tool_call_id and a null content outside assistant turns, at no cost", async () => {
-    const before = await balanceMicros(server, user.userId);
-    const noId = await postJson(server, "/v1/chat/completions", user.key, {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const noId = await postJson(h.server, "/v1/chat/completions", h.user.key, {
       model: "textA-4", messages: [{ role: "user", content: "hi" }, { role: "tool", content: "42" }],
     });
     expect(noId.status).toBe(400);
     expect(await readJson(noId)).toEqual({ error: { message: "Missing required parameter: 'messages[1].tool_call_id'.", type: "invalid_request_error", code: "missing_required_parameter" } });
-    const nullContent = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: null }] });
+    const nullContent = await postJson(h.server, "/v1/chat/completions", h.user.key, { model: "textA-4", messages: [{ role: "user", content: null }] });
     expect(nullContent.status).toBe(400);
     expect(await readJson(nullContent)).toEqual({ error: { message: "Invalid parameter 'messages[0].content': must be a string or an array.", type: "invalid_request_error", code: "invalid_parameter" } });
-    const badCall = await postJson(server, "/v1/chat/completions", user.key, {
+    const badCall = await postJson(h.server, "/v1/chat/completions", h.user.key, {
       model: "textA-4", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f" } }] }],
     });
     expect(badCall.status).toBe(400);
     expect((await readJson(badCall)).error.message).toBe("Missing required parameter: 'messages[0].tool_calls[0].function.arguments'.");
-    expect(fakes.textA.requests).toHaveLength(0);
-    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
   });
 });
