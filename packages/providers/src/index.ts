@@ -1,7 +1,7 @@
 export * from "./types";
 export { createProviderGateway, type ProviderGatewayOptions } from "./create-provider-gateway";
 export { CATALOG_CREATED, findModel, listModels, publicPricing, type ModelListEntry, type PublicPricing } from "./catalog";
-export { StreamInterruptedError, toolCallText } from "./text-stream";
+export { chatOutputText, StreamInterruptedError, toolCallText } from "./text-stream";
 export { countMessageTokens, countTokens, countToolCallTokens } from "./tokens";
 export { sizeForAspectRatio } from "./flux/size";
 export type { HealthReport, HealthStatus } from "./health";

@@ -3,7 +3,7 @@
 import { AppError } from "@gw/shared";
 import type { SseEvent } from "./http/sse";
 import { countTokens } from "./tokens";
-import type { ChatStreamEvent, TextUsage } from "./types";
+import type { ChatResult, ChatStreamEvent, TextUsage } from "./types";
 
 /** What an adapter's parseStreamEvent reads out of one upstream event. */
 export type StreamPiece =
@@ -35,6 +35,12 @@ export interface TextStreamOptions {
   parseStreamEvent: (event: SseEvent) => StreamPiece[];
   /** counts the prompt if upstream does not; only called when needed */
   countPrompt: () => number;
+}
+
+/** What a chat answer produced: its text and, when it made calls, their JSON (output bytes, counted tokens). */
+export function chatOutputText(result: Pick<ChatResult, "content" | "message">): string {
+  const calls = result.message.tool_calls;
+  return calls === undefined ? result.content : result.content + JSON.stringify(calls);
 }
 
 /** The text of the tool-call fragments in an OpenAI delta: names and argument pieces. */

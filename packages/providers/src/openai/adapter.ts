@@ -2,7 +2,7 @@
 import type { EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
-import { foldTextStream } from "../text-stream";
+import { chatOutputText, foldTextStream } from "../text-stream";
 import { countMessageTokens, countTokens } from "../tokens";
 import type { ChatRequest, ChatResult, ChatStreamEvent, CompletionRequest, CompletionResult, EmbeddingRequest, EmbeddingResult } from "../types";
 import {
@@ -26,12 +26,11 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
       const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, false);
       const json = await client.json({ ...built, signal: req.signal, parseError });
       const result = parseChatResponse(json);
-      const calls = result.message.tool_calls;
       return {
         ...result,
         usage: {
           promptTokens: result.usage.promptTokens ?? countMessageTokens(req.messages),
-          completionTokens: result.usage.completionTokens ?? countTokens(calls === undefined ? result.content : result.content + JSON.stringify(calls)),
+          completionTokens: result.usage.completionTokens ?? countTokens(chatOutputText(result)),
         },
       };
     },

@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import { countToolCallTokens, type ChatMessage, type ChatResult, type CompletionResult } from "@gw/providers";
+import { chatOutputText, countToolCallTokens, type ChatMessage, type ChatResult, type CompletionResult } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
@@ -68,10 +68,6 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
     outputBytes: Buffer.byteLength(outputText(r)),
   }));
 }
-
-/** What a chat answer produced: its text and, when it made calls, their JSON. */
-const chatOutputText = (r: ChatResult): string =>
-  r.message.tool_calls === undefined ? r.content : r.content + JSON.stringify(r.message.tool_calls);
 
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
