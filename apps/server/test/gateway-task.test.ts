@@ -158,6 +158,29 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(typeof body.audio.b64_json).toBe("string");
   });
 
+  it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {
+    const post = (fields: Record<string, string>) => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm(fields) });
+    const text = await charged(() => post({ model: "textC-8x7b", messages: JSON.stringify([{ role: "user", content: "hi there" }]), max_tokens: "20", temperature: "0.5", stream: "false" }));
+    expect(text.res.status).toBe(200);
+    expect(text.body).toMatchObject({ object: "task.completion", choices: [{ message: { content: "Echo: hi there" } }], usage: { prompt_tokens: 2, completion_tokens: 3 } });
+    expect(fakes.textC.lastRequest()?.json).toMatchObject({ max_tokens: 20, temperature: 0.5 });
+    expect(text.cost).toBe(2 + 6);
+
+    const image = await charged(() => post({ model: "imageB-1-schnell", prompt: "a lighthouse at dawn", width: "512", height: "768", seed: "42" }));
+    expect(image.res.status).toBe(200);
+    expect(image.body).toMatchObject({ object: "image.generation", model: "imageB-1-schnell" });
+    expect([...fakes.imageB.tasks.values()][0]).toMatchObject({ width: 512, height: 768, seed: 42 });
+
+    const before = await balanceMicros(server, user.userId);
+    const bad = await post({ model: "textC-8x7b", messages: JSON.stringify([{ role: "user", content: "hi" }]), max_tokens: "lots" });
+    expect(bad.status).toBe(400);
+    expect((await readJson(bad)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'max_tokens'") });
+    const badJson = await post({ model: "textC-8x7b", messages: "[{not json" });
+    expect(badJson.status).toBe(400);
+    expect((await readJson(badJson)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'messages'") });
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+  });
+
   it("imageA: num_outputs images at $0.10 each, SPEC 4.2 shape", async () => {
     const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse", num_outputs: 2, style: "scenic" }));
     expect(res.status).toBe(200);

@@ -52,16 +52,32 @@ export const stsTaskFields = z.object({
   output_format: outputFormat.nullish(),
 });
 
-/** Multipart fields are strings: voice_settings arrives JSON-encoded. */
-export function decodeMultipartFields(fields: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...fields };
-  const vs = fields.voice_settings;
-  if (typeof vs === "string" && vs.length > 0) {
+const JSON_FIELDS = new Set(["messages", "voice_settings", "stream_options"]);
+const NUMBER_FIELDS = new Set(["max_tokens", "temperature", "width", "height", "num_inference_steps", "guidance_scale", "seed"]);
+const BOOLEAN_FIELDS = new Set(["stream"]);
+const NUMERIC = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/** One multipart field as the JSON value it stands for; a string that isn't one is left as it is, so validation names it. */
+function decodeField(name: string, value: string): unknown {
+  const text = value.trim();
+  if (JSON_FIELDS.has(name) && text.length > 0) {
     try {
-      out.voice_settings = JSON.parse(vs) as unknown;
+      return JSON.parse(text) as unknown;
     } catch {
-      out.voice_settings = vs; // left as a string so validation names the parameter
+      return value;
     }
   }
+  if (NUMBER_FIELDS.has(name) && NUMERIC.test(text)) return Number(text);
+  if (BOOLEAN_FIELDS.has(name) && (text === "true" || text === "false")) return text === "true";
+  return value;
+}
+
+/**
+ * Multipart fields are strings: JSON-typed fields (messages, voice_settings, stream_options) arrive JSON-encoded,
+ * numbers and booleans as their text, so every task model can be sent as a form, not only the speech ones.
+ */
+export function decodeMultipartFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(fields)) out[name] = typeof value === "string" ? decodeField(name, value) : value;
   return out;
 }
