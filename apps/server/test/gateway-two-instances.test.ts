@@ -53,6 +53,20 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect(statuses.slice(30)).toEqual([429, 429, 429, 429]);
   });
 
+  it("one concurrency limit across both instances, whatever X-Request-Id the client repeats", async () => {
+    const user = await fundedUser(a, 5);
+    for (const server of [a, b]) {
+      const plans = server.app.context.plans;
+      const planFor = plans.planFor.bind(plans);
+      plans.planFor = async (userId) => ({ ...(await planFor(userId)), ...(userId === user.userId ? { concurrentRequests: 2 } : {}) });
+    }
+    fakes.textA.failNext(6, { kind: "delay", ms: 600 });
+    const body = { model: "textA-4", messages: [{ role: "user", content: "x" }], max_tokens: 10 };
+    const results = await Promise.all([a, b, a, b, a, b].map((s) => postJson(s, "/v1/chat/completions", user.key, body, { "x-request-id": "same-id-123" })));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
+  });
+
   it("a key revoked on one instance is refused by the other within 1 s", async () => {
     const user = await fundedUser(a, 1);
     // warm both instances' key caches

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { newId } from "@gw/shared";
 
 /** A held slot; release it exactly once when the response ends. */
 export interface ConcurrencySlot {
@@ -8,7 +9,7 @@ export interface ConcurrencySlot {
 
 export interface ConcurrencyLimiter {
   /** a slot, or null when `limit` slots are already taken */
-  acquire(userId: string, limit: number, slotId: string): Promise<ConcurrencySlot | null>;
+  acquire(userId: string, limit: number): Promise<ConcurrencySlot | null>;
 }
 
 export class MemoryConcurrencyLimiter implements ConcurrencyLimiter {
@@ -60,8 +61,11 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
     private readonly logger: Logger,
   ) {}
 
-  async acquire(userId: string, limit: number, slotId: string): Promise<ConcurrencySlot | null> {
+  async acquire(userId: string, limit: number): Promise<ConcurrencySlot | null> {
     const key = `gw:slots:${userId}`;
+    // Always the server's own id: a client-chosen one (X-Request-Id) repeated on every request would make the
+    // requests share one member of the set, so they would count as one slot.
+    const slotId = newId("slot");
     let granted: unknown;
     try {
       granted = await this.redis.eval(ACQUIRE, 1, key, String(limit), String(this.slotTtlMs), slotId);

@@ -8,7 +8,7 @@ export function enforceLimits(ctx: AppContext, limits: RequestLimits): RequestHa
   return async (_req, res, next) => {
     const principal = principalOf(res);
     const plan = await ctx.plans.planFor(principal.userId);
-    const { headers, slot } = await limits.admit(principal.userId, plan, String(res.locals.requestId));
+    const { headers, slot } = await limits.admit(principal.userId, plan);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.once("close", () => slot.release());
     next();

@@ -54,7 +54,7 @@ export class RequestLimits {
   }
 
   /** Counts the request and takes a concurrency slot; throws 429 (with headers) when either limit is reached. */
-  async admit(userId: string, plan: PlanDefinition, slotId: string): Promise<LimitDecision> {
+  async admit(userId: string, plan: PlanDefinition): Promise<LimitDecision> {
     let counted: RateLimiterRes;
     try {
       counted = await this.limiterFor(plan).consume(userId, 1);
@@ -64,7 +64,7 @@ export class RequestLimits {
       throw this.refusal(`Rate limit exceeded: ${plan.requestsPerMinute} requests per minute on the ${plan.name} plan.`, rejection.msBeforeNext, headers);
     }
     const headers = this.headers(plan, counted);
-    const slot = await this.concurrency.acquire(userId, plan.concurrentRequests, slotId);
+    const slot = await this.concurrency.acquire(userId, plan.concurrentRequests);
     if (!slot) {
       throw this.refusal(`Rate limit exceeded: at most ${plan.concurrentRequests} concurrent requests on the ${plan.name} plan.`, 1000, headers);
     }
