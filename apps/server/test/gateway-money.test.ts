@@ -255,4 +255,36 @@ describe("limits, idempotency and the usage API", () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("cache-control")).toBe("no-store");
   });
+
+  it("GET /api/usage: ISO 8601 dates and plain whole numbers only; a date-only `to` includes its day", async () => {
+    const user = await fundedUser(server, 1);
+    await postJson(server, "/v1/chat/completions", user.key, chat("one"));
+    const usage = (query: string) => fetch(`${server.url}/api/usage?${query}`, { headers: { authorization: `Bearer ${user.key}` } });
+    const refused: Array<[string, RegExp]> = [
+      ["to=Tue,%201%20Jan%202030", /'to'.*ISO 8601/],
+      ["from=1", /'from'.*ISO 8601/],
+      ["from=12345", /'from'.*ISO 8601/],
+      ["from=2026-13-01", /'from'.*ISO 8601/],
+      ["to=2026-01-01T10:00", /'to'.*ISO 8601/],
+      ["page=0x10", /'page'.*whole number/],
+      ["per_page=1e1", /'per_page'.*whole number/],
+      ["page=%2B1", /'page'.*whole number/],
+      ["per_page=%205", /'per_page'.*whole number/],
+      ["page=1&page=2", /'page'/],
+      ["page=0", /'page'/],
+    ];
+    for (const [query, message] of refused) {
+      const res = await usage(query);
+      const body = await readJson(res);
+      expect({ query, status: res.status, code: body.error?.code }).toEqual({ query, status: 400, code: "invalid_parameter" });
+      expect(body.error.message).toMatch(message);
+    }
+    const today = new Date(server.clock.now()).toISOString().slice(0, 10);
+    const sameDay = await usage(`from=${today}&to=${today}`);
+    expect(sameDay.status).toBe(200);
+    const body = await readJson(sameDay);
+    expect(body.range).toEqual({ from: `${today}T00:00:00.000Z`, to: new Date(Date.parse(today) + 86_400_000).toISOString() });
+    expect(body.totals.requests).toBe(1);
+    expect((await usage(`from=${today}T00:00:00%2B02:00&page=1&per_page=5`)).status).toBe(200);
+  });
 });

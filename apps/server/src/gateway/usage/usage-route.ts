@@ -10,13 +10,24 @@ import type { UsageRecord, UsageRepository, UsageTotalsRow } from "./usage-repos
 const DAY_MS = 86_400_000;
 const MAX_RANGE_DAYS = 366;
 
-const dateParam = z.string().max(40).refine((s) => !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date" }).transform((s) => new Date(s));
+// ISO 8601 only (Date.parse alone also takes "Tue, 1 Jan 2030" or "1"): a date, or a date and time with an offset.
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const isoDate = z.string().max(40)
+  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date (2026-11-01 or 2026-11-01T12:00:00Z)" });
+/** `from`: the instant given (a date alone is its start, 00:00 UTC). */
+const fromParam = isoDate.transform((s) => new Date(s));
+/** `to` is exclusive, except that a date alone includes that whole day (UTC). */
+const toParam = isoDate.transform((s) => new Date(Date.parse(s) + (ISO_DATE.test(s) ? DAY_MS : 0)));
+/** A whole number written plainly (no sign, hex, exponent or spaces). */
+const countParam = (max: number, fallback: number) =>
+  z.string().regex(/^\d{1,9}$/, "must be a whole number").transform(Number).pipe(z.number().int().min(1).max(max)).default(fallback);
 
 const usageQuery = z.object({
-  page: z.coerce.number().int().min(1).max(100_000).default(1),
-  per_page: z.coerce.number().int().min(1).max(100).default(50),
-  from: dateParam.optional(),
-  to: dateParam.optional(),
+  page: countParam(100_000, 1),
+  per_page: countParam(100, 50),
+  from: fromParam.optional(),
+  to: toParam.optional(),
   model: z.string().min(1).max(100).optional(),
 });
 
