@@ -123,6 +123,19 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(fakes.imageB.requests.every((r) => !r.body.toString("utf8").includes("nude"))).toBe(true);
   });
 
+  it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {
+    const user = await fundedUser(server, 0);
+    await server.app.context.ledger.credit(user.userId, 7 * 2_010, { kind: "adjustment", idempotencyKey: `few-${user.userId}` });
+    const results = await Promise.all(Array.from({ length: 60 }, () => postJson(server, "/v1/chat/completions", user.key, chat("hello", { max_tokens: 1000 }))));
+    const refusals = await Promise.all(results.filter((r) => r.status === 402).map(async (r) => (await readJson(r)).error));
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const error of refusals) {
+      expect(error.code).toBe("insufficient_credits");
+      expect(error.current_balance).toBeLessThan(error.required_amount);
+    }
+    expect(results.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  });
+
   it("THE CONCURRENCY PROOF: a balance for exactly K requests, 4K concurrent -> at most K succeed, never negative, ledger consistent", async () => {
     const K = 5;
     const user = await fundedUser(server, 0);

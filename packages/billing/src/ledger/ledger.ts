@@ -108,8 +108,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     async hold(userId, amount, opts): Promise<HoldResult> {
       assertAmount(amount, "hold amount");
       if (amount < 0) throw new RangeError("ledger: hold amount must be >= 0");
-      if (await book.hold(userId, opts.holdId, amount)) return { ok: true, balance: book.unused(userId) };
-      return { ok: false, balance: await ledger.balance(userId) };
+      const held = await book.hold(userId, opts.holdId, amount);
+      if (held.ok) return { ok: true, balance: book.unused(userId) };
+      // The figure of the moment of refusal: read later, holds settling meanwhile could show more than `amount`.
+      return { ok: false, balance: held.balance ?? (await ledger.balance(userId)) };
     },
 
     async settle(userId, holdId, cost, meta) {

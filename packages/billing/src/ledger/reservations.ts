@@ -22,7 +22,7 @@ interface UserReservation {
   pendingTotal: number;
   lastActivity: number;
   /** one top-up at a time per user */
-  topUp?: Promise<boolean>;
+  topUp?: Promise<{ ok: boolean; stored?: number }>;
 }
 
 export interface ReservationPolicy {
@@ -77,28 +77,32 @@ export class ReservationBook {
     return this.users.get(userId)?.pendingTotal ?? 0;
   }
 
-  /** Reserves `amount` for one request; in memory when the reservation covers it, else one ledger write first. */
-  async hold(userId: string, holdId: string, amount: number): Promise<boolean> {
+  /**
+   * Reserves `amount` for one request; in memory when the reservation covers it, else one ledger write first.
+   * Refused: `balance` is what this user could spend at that moment (the stored balance the refused top-up saw plus
+   * what the reservation still had), when a top-up said so.
+   */
+  async hold(userId: string, holdId: string, amount: number): Promise<{ ok: true } | { ok: false; balance?: number }> {
     const r = this.state(userId);
     for (;;) {
       if (available(r) >= amount) {
         r.inFlight.set(holdId, amount);
         r.inFlightTotal += amount;
         r.lastActivity = this.clock.now();
-        return true;
+        return { ok: true };
       }
       if (r.topUp) {
         await r.topUp;
         continue;
       }
       r.topUp = this.reserve(userId, r, amount - available(r));
-      let ok: boolean;
+      let outcome: { ok: boolean; stored?: number };
       try {
-        ok = await r.topUp;
+        outcome = await r.topUp;
       } finally {
         r.topUp = undefined;
       }
-      if (!ok) return false;
+      if (!outcome.ok) return { ok: false, balance: outcome.stored === undefined ? undefined : outcome.stored + available(r) };
     }
   }
 
@@ -173,20 +177,21 @@ export class ReservationBook {
     return `${this.reservationId}:${userId}:${this.counter}`;
   }
 
-  private async reserve(userId: string, r: UserReservation, need: number): Promise<boolean> {
+  private async reserve(userId: string, r: UserReservation, need: number): Promise<{ ok: boolean; stored?: number }> {
     // A top-up blocks this user's new requests on one write: make it rare (a cheap chat request needs ~50 micro-dollars).
     let amount = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
     for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = await this.inTransit(r, this.writer.append(userId, this.movement(userId, "hold", -amount, true)));
       if (outcome.status === "applied") {
         r.reserved += amount;
-        return true;
+        return { ok: true };
       }
       // Not enough for a whole chunk: take what there is, if it covers this request.
-      if (outcome.status !== "refused" || outcome.balance < need) return false;
+      if (outcome.status !== "refused") return { ok: false };
+      if (outcome.balance < need) return { ok: false, stored: outcome.balance };
       amount = outcome.balance;
     }
-    return false;
+    return { ok: false };
   }
 
   private movement(userId: string, kind: "hold" | "release", amount: number, requireCover: boolean): Movement {
