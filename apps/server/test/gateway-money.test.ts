@@ -126,6 +126,8 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
   it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {
     const user = await fundedUser(server, 0);
     await server.app.context.ledger.credit(user.userId, 7 * 2_010, { kind: "adjustment", idempotencyKey: `few-${user.userId}` });
+    // Slow answers keep the first holds in flight while the rest arrive; some settle while others are refused.
+    fakes.textA.failNext(30, { kind: "delay", ms: 150 });
     const results = await Promise.all(Array.from({ length: 60 }, () => postJson(server, "/v1/chat/completions", user.key, chat("hello", { max_tokens: 1000 }))));
     const refusals = await Promise.all(results.filter((r) => r.status === 402).map(async (r) => (await readJson(r)).error));
     expect(refusals.length).toBeGreaterThan(0);

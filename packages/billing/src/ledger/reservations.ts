@@ -102,7 +102,10 @@ export class ReservationBook {
       } finally {
         r.topUp = undefined;
       }
-      if (!outcome.ok) return { ok: false, balance: outcome.stored === undefined ? undefined : outcome.stored + available(r) };
+      if (outcome.ok) continue;
+      // Charges that settled while the top-up was written may have made room: take it rather than refuse.
+      if (available(r) >= amount) continue;
+      return { ok: false, balance: outcome.stored === undefined ? undefined : outcome.stored + available(r) };
     }
   }
 
