@@ -154,10 +154,27 @@ function errorOf(issue: Issue, input: unknown, prefix: readonly PropertyKey[]): 
  * A failed parse of `input` → the spec's 400. A required field that is absent is reported first, as
  * missing_required_parameter; otherwise the first issue, as invalid_parameter. Never a dump of the issues.
  */
+/**
+ * The first issue, except that of several bounds broken at its path the tightest is named: an integer above 2^53
+ * breaks both zod's safe-integer bound and the field's own `max`, and only the field's is worth saying.
+ */
+function tightestBound(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | undefined {
+  const first = issues[0];
+  if (first?.code !== "too_big" && first?.code !== "too_small") return first;
+  const key = first.path.join(".");
+  let best = first;
+  for (const i of issues) {
+    if (i.code !== first.code || i.path.join(".") !== key) continue;
+    const tighter = i.code === "too_big" ? Number(i.maximum) < Number((best as typeof i).maximum) : Number(i.minimum) > Number((best as typeof i).minimum);
+    if (tighter) best = i;
+  }
+  return best;
+}
+
 export function validationError(error: z.core.$ZodError, input: unknown): AppError {
   const missing = error.issues.find((i) => i.path.length > 0 && isMissing(i, input, []));
   if (missing) return missingParameter(paramName(missing.path));
-  const first = error.issues[0];
+  const first = tightestBound(error.issues);
   if (!first) return invalidParameter("body", "invalid request body");
   if (first.path.length === 0 && (input === undefined || input === null)) {
     return new AppError("missing_required_parameter", "Missing request body: send a JSON object.");

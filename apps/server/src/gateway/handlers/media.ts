@@ -4,7 +4,7 @@ import { AppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
 import { declaredAudioSeconds, heldAudioSeconds } from "../money/audio-duration";
-import { audioCost, characterCost, imageCost } from "../money/pricing";
+import { audioCost, billedSeconds, characterCost, imageCost } from "../money/pricing";
 import { billed } from "./billed";
 import type { RequestMeta } from "./request-meta";
 
@@ -67,7 +67,7 @@ export async function runSpeechToSpeech(
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
     seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? held;
     return audioCost(call.model, seconds);
-  }, (r) => ({ model: call.model.id, type: "sts", audioSeconds: Math.ceil(seconds), outputBytes: r.audio.length }));
+  }, (r) => ({ model: call.model.id, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }));
   return { audio: result, cost, seconds };
 }
 
@@ -87,6 +87,6 @@ export async function runSpeechToText(
     if (!Number.isFinite(r.durationSeconds) || r.durationSeconds < 0) throw new AppError("upstream_error", "The speech upstream returned no duration.");
     seconds = r.durationSeconds > 0 ? r.durationSeconds : declared ?? 0;
     return audioCost(call.model, seconds);
-  }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: Math.ceil(seconds), outputBytes: Buffer.byteLength(r.text) }));
+  }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
   return { transcription: { ...result, durationSeconds: seconds }, cost };
 }

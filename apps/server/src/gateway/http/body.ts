@@ -17,10 +17,18 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
   ];
 }
 
+/** 25 MB, 200 KB, 900 bytes: the limit as configured, never rounded down to "0 MB". */
+function sizeText(bytes: number): string {
+  const MB = 1024 * 1024;
+  if (bytes >= MB && bytes % MB === 0) return `${bytes / MB} MB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return `${bytes} bytes`;
+}
+
 function multerError(err: unknown, maxBytes: number): AppError {
   if (err instanceof multer.MulterError) {
     if (err.code === "LIMIT_FILE_SIZE") {
-      return new AppError("payload_too_large", `The audio file is larger than ${Math.floor(maxBytes / (1024 * 1024))} MB.`);
+      return new AppError("payload_too_large", `The audio file is larger than ${sizeText(maxBytes)}.`);
     }
     if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': only one 'audio' file is accepted.`);
     return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "body"}': ${err.message.toLowerCase()}.`);

@@ -27,6 +27,8 @@ describe("validationError: bounds say whether they include their limit (CONTRACT
     ["lt", z.number().lt(10), 10, "must be less than 10"],
     ["max", z.number().max(2), 2.5, "must be at most 2"],
     ["safe integer range", z.number().int(), 2 ** 60, "must be at most 9007199254740991"],
+    ["the field's own bound, not the safe integer range", z.number().int().min(0).max(4_294_967_295), 2 ** 60, "must be at most 4294967295"],
+    ["the tighter of two lower bounds", z.number().int().min(5), -(2 ** 60), "must be at least 5"],
     ["bigint positive", z.bigint().positive(), 0n, "must be greater than 0"],
     ["string min", z.string().min(2), "a", "must have at least 2 characters"],
     ["string max", z.string().max(1), "ab", "must have at most 1 character"],

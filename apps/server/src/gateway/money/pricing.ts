@@ -28,9 +28,11 @@ export function characterCost(model: ModelDefinition, characters: number): numbe
 }
 
 /** Audio is billed per started second, as a fraction of the per-minute price. */
+/** Audio is billed per started second, at least one per request (the upstream processed a file). */
+export const billedSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
+
 export function audioCost(model: ModelDefinition, seconds: number): number {
-  const started = Math.max(1, Math.ceil(seconds));
-  return Math.ceil((started * (model.pricing.perMinute ?? 0)) / 60);
+  return Math.ceil((billedSeconds(seconds) * (model.pricing.perMinute ?? 0)) / 60);
 }
 
 /**
