@@ -24,16 +24,12 @@ const PROBES: Partial<Record<ProviderName, Probe>> = {
   speech: { path: "/v1/voices", headers: (key) => ({ "xi-api-key": key }) },
 };
 
-/** The text check looks at the first configured text provider, in this order. */
+/** Every configured provider of the kind is probed (in parallel); the text check covers textA, textB and textC. */
 const CANDIDATES: Record<"text" | "speech", ProviderName[]> = { text: ["textA", "textB", "textC"], speech: ["speech"] };
 
 const statusError = (status: number) => new AppError("upstream_error", `HTTP ${status}`);
 
-export async function checkProviderHealth(client: UpstreamClient, config: Config, kind: "text" | "speech", timeoutMs: number): Promise<HealthReport> {
-  const provider = CANDIDATES[kind].find((name) => config.providers[name].baseUrl);
-  const probe = provider && PROBES[provider];
-  const endpoint = provider && config.providers[provider];
-  if (!probe || !endpoint?.baseUrl) return { status: "unknown", responseTimeMs: 0, issue: "not configured" };
+async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { baseUrl: string; apiKey?: string }, timeoutMs: number): Promise<HealthReport> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
@@ -54,4 +50,24 @@ export async function checkProviderHealth(client: UpstreamClient, config: Config
   // slower than half the allowed time: answering, but not as it should
   if (responseTimeMs > timeoutMs / 2) return { status: "degraded", responseTimeMs, issue: "slow response" };
   return { status: "healthy", responseTimeMs };
+}
+
+/**
+ * One status for all configured providers of a kind: healthy when all are; unhealthy when none answers; degraded
+ * otherwise (some models work, some don't), the issue naming each provider that is not healthy.
+ */
+export async function checkProviderHealth(client: UpstreamClient, config: Config, kind: "text" | "speech", timeoutMs: number): Promise<HealthReport> {
+  const configured = CANDIDATES[kind].flatMap((name) => {
+    const probe = PROBES[name];
+    const { baseUrl, apiKey } = config.providers[name];
+    return probe && baseUrl ? [{ name, probe, endpoint: { baseUrl, apiKey } }] : [];
+  });
+  if (configured.length === 0) return { status: "unknown", responseTimeMs: 0, issue: "not configured" };
+  const reports = await Promise.all(configured.map(({ probe, endpoint }) => probeProvider(client, probe, endpoint, timeoutMs)));
+  const responseTimeMs = Math.max(...reports.map((r) => r.responseTimeMs));
+  const failing = reports.flatMap((r, i) => (r.status === "healthy" ? [] : [`${configured[i]?.name}: ${r.issue ?? r.status}`]));
+  if (failing.length === 0) return { status: "healthy", responseTimeMs };
+  const issue = configured.length === 1 ? reports[0]?.issue : failing.join("; ");
+  const status = reports.every((r) => r.status === "unhealthy") ? "unhealthy" : "degraded";
+  return { status, responseTimeMs, ...(issue ? { issue } : {}) };
 }

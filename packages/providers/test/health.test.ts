@@ -21,10 +21,18 @@ describe("checkHealth", () => {
   });
 
   it("reports a failing provider as unhealthy, without retrying", async () => {
-    h.fakes.textA.failStatus(1, 503);
-    const report = await h.gateway.checkHealth("text", 400);
+    h.fakes.speech.failStatus(1, 503);
+    const report = await h.gateway.checkHealth("speech", 400);
     expect(report).toMatchObject({ status: "unhealthy", issue: "HTTP 503" });
-    expect(h.fakes.textA.requests).toHaveLength(1);
+    expect(h.fakes.speech.requests).toHaveLength(1);
+  });
+
+  it("probes every configured text provider: one failing is degraded and named, all failing is unhealthy", async () => {
+    h.fakes.textB.failStatus(1, 500);
+    expect(await h.gateway.checkHealth("text", 2_000)).toMatchObject({ status: "degraded", issue: "textB: HTTP 500" });
+    expect([h.fakes.textA, h.fakes.textB, h.fakes.textC].map((f) => f.lastRequest()?.path)).toEqual(["/v1/models", "/v1/models", "/v1/models"]);
+    for (const fake of [h.fakes.textA, h.fakes.textB, h.fakes.textC]) fake.failStatus(1, 503);
+    expect(await h.gateway.checkHealth("text", 2_000)).toMatchObject({ status: "unhealthy", issue: "textA: HTTP 503; textB: HTTP 503; textC: HTTP 503" });
   });
 
   it("reports a hanging provider as unhealthy within the timeout", async () => {
