@@ -1,11 +1,55 @@
-// Normalization defeats the cheap evasions: case, accents, full-width letters, leetspeak and separators
-// inserted between letters ("n.u.d.e", "n u d e").
+// Normalization defeats the cheap evasions before any matching: invisible characters ("nu\u200bde"), look-alike
+// letters from other scripts ("nudе" with a Cyrillic е), case, accents, full-width and other compatibility forms,
+// leetspeak and separators inserted between letters ("n.u.d.e", "n u d e"). Documented in docs/moderation.md.
 
 const LEET: Record<string, string> = { "0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s" };
 
-/** Lower-case ASCII-ish words separated by single spaces. */
+/**
+ * Cyrillic, Greek, Armenian and Latin-extension letters that look like a Latin letter, mapped to it. Upper and lower case are
+ * listed apart because they can differ: Greek Η looks like H but η like n, Greek Ν like N but ν like v.
+ */
+const CONFUSABLES: Record<string, string> = {
+  // Cyrillic
+  а: "a", А: "a", в: "b", В: "b", е: "e", Е: "e", ё: "e", Ё: "e", һ: "h", Һ: "h", Н: "h", н: "h", і: "i", І: "i", ӏ: "i", Ӏ: "i",
+  ј: "j", Ј: "j", к: "k", К: "k", м: "m", М: "m", о: "o", О: "o", п: "n", р: "p", Р: "p", ԛ: "q", Ԛ: "q", г: "r", с: "c", С: "c",
+  ѕ: "s", Ѕ: "s", т: "t", Т: "t", у: "y", У: "y", ү: "y", Ү: "y", ԝ: "w", Ԝ: "w", х: "x", Х: "x", ԁ: "d", Ԁ: "d", ь: "b",
+  // Greek
+  α: "a", Α: "a", Β: "b", ε: "e", Ε: "e", Ζ: "z", η: "n", Η: "h", ι: "i", Ι: "i", κ: "k", Κ: "k", Μ: "m", ν: "v", Ν: "n", ο: "o",
+  Ο: "o", ρ: "p", Ρ: "p", ϲ: "c", Ϲ: "c", τ: "t", Τ: "t", υ: "u", Υ: "y", χ: "x", Χ: "x", ω: "w",
+  // Armenian
+  օ: "o", ո: "n", ս: "u", հ: "h",
+  // Latin letters outside ASCII that NFKD does not fold
+  ɑ: "a", ɡ: "g", ı: "i", ȷ: "j", ɩ: "i", ʏ: "y", ᴅ: "d",
+};
+const CONFUSABLE_CHARS = new RegExp(`[${Object.keys(CONFUSABLES).join("")}]`, "gu");
+
+/**
+ * Characters that render as nothing: format characters (zero-width space/joiners, word joiner, BOM, soft hyphen,
+ * bidi marks, tags) and the Hangul fillers, which are letters that draw as blanks.
+ */
+const INVISIBLE = /[\p{Cf}\u115f\u1160\u3164\uffa0]/gu;
+
+/**
+ * Invisible characters dropped, compatibility forms (full-width, mathematical, circled letters) and accents folded,
+ * look-alike letters mapped to Latin. Case, punctuation and digits are kept: the personal-data patterns and the
+ * case-aware rules read this form.
+ */
+export function foldText(input: string): string {
+  return input
+    .replace(INVISIBLE, "")
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c);
+}
+
+/** Lower-case words of letters and digits separated by single spaces: the form every term and rule is matched on. */
 export function normalizeText(input: string): string {
-  const folded = input.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+  return normalizeFolded(foldText(input));
+}
+
+/** normalizeText for a text already through foldText (the policy needs both forms and folds once). */
+export function normalizeFolded(foldedText: string): string {
+  const folded = foldedText.toLowerCase();
   // Leetspeak only inside words (so "4:3" or "1024" stay numbers for the pattern checks elsewhere).
   // Digits count as letters when touching one; "@" and "$" only before a letter ("$ex"), so "nude!" stays "nude".
   const unleet = folded.replace(/(?<=\p{L})[013457]+|[013457@$]+(?=\p{L})/gu, (m) => [...m].map((c) => LEET[c] ?? c).join(""));

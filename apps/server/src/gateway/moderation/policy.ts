@@ -1,5 +1,6 @@
 import { AppError } from "@gw/shared";
-import { normalizeText } from "./normalize";
+import { foldText, normalizeFolded, normalizeText } from "./normalize";
+import { CONTEXT_RULES } from "./rules";
 import { CATEGORY_LABELS, PERSONAL_PATTERNS, TERMS, type ModerationCategory } from "./terms";
 
 export interface ModerationVerdict {
@@ -22,26 +23,36 @@ function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** One regex per category: whole-word alternatives, compiled once. */
-const CATEGORY_REGEXES = (Object.keys(TERMS) as ModerationCategory[]).map((category) => {
+/** Per category, in this order: one regex of its terms (whole-word alternatives) and its context rules, compiled once. */
+const CATEGORY_CHECKS = (Object.keys(TERMS) as ModerationCategory[]).map((category) => {
   const alternatives = TERMS[category]
     .map((t) => normalizeText(t).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
     .sort((a, b) => b.length - a.length);
-  return { category, regex: new RegExp(`(?:^| )(${alternatives.join("|")})(?= |$)`) };
+  return {
+    category,
+    terms: new RegExp(`(?:^| )(${alternatives.join("|")})(?= |$)`),
+    rules: CONTEXT_RULES.filter((r) => r.category === category),
+  };
 });
 
 /** The fast local policy: microseconds per prompt, no network. */
 export function checkLocalPolicy(...texts: Array<string | undefined | null>): ModerationVerdict {
   for (const raw of texts) {
     if (!raw) continue;
-    const normalized = normalizeText(raw);
-    // Also match with all spaces removed from short runs, so "por n" or "s e x" style splits are caught by joinSpelledOut.
-    for (const { category, regex } of CATEGORY_REGEXES) {
-      const m = regex.exec(normalized);
+    const folded = foldText(raw);
+    const normalized = normalizeFolded(folded);
+    for (const { category, terms, rules } of CATEGORY_CHECKS) {
+      const m = terms.exec(normalized);
       if (m) return { flagged: true, category, match: m[1] };
+      for (const rule of rules) {
+        if (rule.pattern.test(normalized) && (!rule.context || rule.context.test(normalized))) {
+          return { flagged: true, category, match: rule.name };
+        }
+      }
     }
+    // Patterns read the folded text: invisible characters dropped and full-width digits folded, punctuation kept.
     for (const { name, pattern } of PERSONAL_PATTERNS) {
-      const m = pattern.exec(raw);
+      const m = pattern.exec(folded);
       if (!m) continue;
       if (name === "payment card number" && !luhnValid(m[0].replace(/\D/g, ""))) continue;
       return { flagged: true, category: "personal_information", match: name };

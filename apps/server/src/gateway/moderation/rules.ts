@@ -1,0 +1,146 @@
+// Rules for words that are harmless alone and a violation only in context: "marvel" (a word, and a brand), "Luigi"
+// (a name, and a Nintendo character), "passport" (an object, and a person's identity document), "killing" (time, or
+// a person). Each rule is a regular expression on the normalized text (lower-case words separated by single spaces,
+// see normalize.ts), compiled once when the module loads. Documented in docs/moderation.md.
+
+import type { ModerationCategory } from "./terms";
+
+export interface ContextRule {
+  category: ModerationCategory;
+  /** for logs */
+  name: string;
+  pattern: RegExp;
+  /** when set, the rule fires only if this also matches somewhere in the same text */
+  context?: RegExp;
+}
+
+const any = (...alternatives: string[]): string => `(?:${alternatives.join("|")})`;
+/** A whole-word match of `source` in the normalized text. */
+const words = (source: string): RegExp => new RegExp(`(?:^| )${source}(?= |$)`);
+
+const DETERMINER = any(
+  "a", "an", "the", "this", "that", "these", "those", "his", "her", "their", "its", "my", "your", "our", "some", "several",
+  "many", "all", "every", "another", "two", "three", "four", "five",
+);
+
+// --- violence: a killing verb aimed at a person ("a soldier killing a child"; "killing time", "shooting star" pass)
+
+const HARM_VERB = any(
+  "kill", "kills", "killing", "killed", "shoot", "shoots", "shooting", "shot", "strangle", "strangles", "strangling", "strangled",
+  "choke", "chokes", "choking", "choked", "execute", "executes", "executing", "executed", "slaughter", "slaughters", "slaughtering",
+  "butcher", "butchers", "butchering", "butchered", "beat", "beats", "beating", "burn", "burns", "burning", "burned", "burnt",
+  "stab", "drown", "drowning",
+);
+const VICTIM_ADJECTIVE = any(
+  "young", "little", "small", "innocent", "unarmed", "helpless", "defenseless", "defenceless", "old", "elderly", "pregnant",
+  "crying", "screaming", "begging", "kneeling", "wounded", "injured", "poor", "black", "white", "asian", "jewish", "muslim",
+);
+const PEOPLE = any(
+  "men", "women", "children", "kids", "babies", "infants", "toddlers", "boys", "girls", "people", "persons", "humans", "hostages",
+  "prisoners", "civilians", "soldiers", "villagers", "students", "teens", "teenagers", "victims", "officers", "cops",
+  "protesters", "refugees", "parents",
+);
+const PERSON = any(
+  PEOPLE, "man", "woman", "child", "kid", "baby", "infant", "toddler", "boy", "girl", "person", "human", "hostage", "prisoner",
+  "civilian", "soldier", "villager", "student", "teen", "teenager", "victim", "officer", "cop", "protester", "refugee",
+  "wife", "husband", "mother", "father", "son", "daughter", "brother", "sister", "neighbor", "neighbour", "friend",
+);
+// A singular person needs a determiner ("killing a man"), so the "Burning Man festival" passes; a possessive is not
+// the victim ("burning the children's drawings").
+const HARMING_A_PERSON = words(
+  `${HARM_VERB} (?:${DETERMINER} (?:${VICTIM_ADJECTIVE} ){0,2}${PERSON}|(?:${VICTIM_ADJECTIVE} ){0,2}${PEOPLE})(?! s(?: |$))`,
+);
+
+// --- sexual: a suggestive word with revealing clothes ("a sexy red sports car" or "a lingerie catalog" pass)
+
+const SUGGESTIVE = words(any("sexy", "seductive", "sensual", "sultry", "provocative", "lustful", "steamy"));
+const REVEALING = words(any("lingerie", "underwear", "panties", "thong", "thongs", "bra", "g string", "stockings", "garter", "garters", "half naked"));
+
+// --- hate: a group of people depicted as animals ("black people as monkeys"; "a monkey in the jungle" passes)
+
+const GROUP = any(
+  `${any(
+    "black", "african", "african american", "jewish", "muslim", "arab", "asian", "chinese", "japanese", "mexican", "latino",
+    "latina", "hispanic", "indian", "native american", "gay", "lesbian", "trans", "transgender", "romani", "immigrant", "refugee",
+  )} ${any("people", "persons", "person", "men", "man", "women", "woman", "kids", "children", "folks", "family", "families")}`,
+  "blacks", "africans", "jews", "muslims", "arabs", "asians", "mexicans", "latinos", "hispanics", "indians", "gays", "gypsies",
+  "immigrants", "refugees",
+);
+const ANIMAL = any(
+  "monkey", "monkeys", "ape", "apes", "gorilla", "gorillas", "chimp", "chimps", "chimpanzee", "chimpanzees", "baboon", "baboons",
+  "rat", "rats", "vermin", "cockroach", "cockroaches", "roach", "roaches", "pig", "pigs", "insect", "insects", "parasite",
+  "parasites", "animal", "animals", "dog", "dogs", "snake", "snakes", "locust", "locusts",
+);
+const DEPICTED = any("drawn", "depicted", "portrayed", "shown", "pictured", "represented", "illustrated", "caricatured");
+// "as" right after the group or a depiction verb: "black people as monkeys", "jews drawn as rats"; "kids dressed as
+// animals for a school play" passes.
+const DEHUMANIZING = words(`${GROUP}(?: ${DEPICTED})? as (?:${DETERMINER} )?(?:[a-z]+ )?${ANIMAL}`);
+
+// --- intellectual property: names that are also ordinary words or names, with the franchise that makes them a character
+
+const NINTENDO = any("nintendo", "bowser", "princess peach", "yoshi", "mushroom kingdom", "goomba", "goombas", "koopa");
+const MARVEL_BRAND = words(
+  `marvel ${any(
+    "s", "comic", "comics", "studio", "studios", "universe", "cinematic", "entertainment", "superhero", "superheroes", "hero",
+    "heroes", "character", "characters", "villain", "villains", "movie", "movies", "film", "films", "style", "avengers", "poster",
+    "costume",
+  )}`,
+);
+
+// --- personal information: an identity or financial document tied to a person or showing their details
+
+const DOCUMENT = any(
+  "passport", "passports", "driver s license", "driver s licence", "drivers license", "drivers licence", "driver license",
+  "driver licence", "driving license", "driving licence", "driver s permit", "drivers permit", "driving permit", "id card",
+  "id cards", "identity card", "identity cards", "identification card", "national id", "national id card", "residence permit",
+  "green card", "birth certificate", "birth certificates", "bank statement", "bank statements", "tax return", "tax returns",
+  "payslip", "pay stub",
+);
+/** Possessors that name nobody in particular: "someone's passport" is a prop, "John Smith's passport" is not. */
+const ANYONE = any(
+  "someone", "somebody", "anyone", "anybody", "everyone", "everybody", "nobody", "today", "tomorrow", "yesterday", "world",
+  "country", "nation", "traveler", "traveller", "tourist", "passenger", "pilot", "spy", "agent", "child", "kid", "baby", "man",
+  "woman", "person", "student", "immigrant", "refugee", "diplomat", "citizen",
+);
+// "<Name>'s passport" (normalized "john smith s passport"), unless the possessor follows a determiner: "a traveler's
+// passport", "my neighbour's passport" and "her passport" are props in a scene.
+const NAMED_PERSONS_DOCUMENT = words(`(?<!(?:^| )${DETERMINER}(?: [a-z]+)? )(?!${ANYONE} )[a-z]+ s ${DOCUMENT}`);
+const NOT_A_NAME = any("different", "various", "other", "foreign", "multiple", "assorted", "each", "any");
+// "passport of John Smith", "passport in the name of …"; "passport of a tourist" passes.
+const DOCUMENT_OF_PERSON = words(
+  `${DOCUMENT} ${any("of", "belonging to", "issued to", "in the name of", "under the name(?: of)?", "with the name(?: of)?", "bearing the name(?: of)?", "named")} (?!(?:${DETERMINER}|${ANYONE}|${NOT_A_NAME}) )[a-z]+`,
+);
+const DOCUMENT_DETAILS = words(
+  `${DOCUMENT} ${any(
+    "number", "numbers", "id number", "scan", "scans", "scanned", "photocopy", "copy", "data page", "photo page", "details", "info",
+    "information", "mrz",
+  )}`,
+);
+const DOCUMENT_WITH_DETAILS = words(
+  `${DOCUMENT} with (?:${any(DETERMINER, "real", "full", "visible", "actual", "personal")} )*${any(
+    "name", "names", "number", "numbers", "details", "date of birth", "birth date", "birthdate", "address", "signature", "information",
+  )}`,
+);
+// "scan of a passport", "scanned driver's license", "fake passport": a copy or forgery of a real document.
+const COPIED_DOCUMENT = words(
+  `${any("scan", "scans", "scanned", "photocopy", "photocopied", "copy", "copies", "fake", "forged", "counterfeit", "fraudulent", "falsified")} (?:of )?(?:${DETERMINER} )?(?:[a-z]+ s )?(?:[a-z]+ )?${DOCUMENT}`,
+);
+
+export const CONTEXT_RULES: ContextRule[] = [
+  { category: "sexual", name: "suggestive with revealing clothes", pattern: SUGGESTIVE, context: REVEALING },
+  { category: "violence", name: "harming a person", pattern: HARMING_A_PERSON },
+  { category: "hate", name: "people depicted as animals", pattern: DEHUMANIZING },
+  { category: "intellectual_property", name: "marvel brand", pattern: MARVEL_BRAND },
+  { category: "intellectual_property", name: "mario", pattern: words("mario"), context: words(any(NINTENDO, "luigi")) },
+  { category: "intellectual_property", name: "luigi", pattern: words("luigi"), context: words(any(NINTENDO, "mario")) },
+  { category: "intellectual_property", name: "kirby", pattern: words("kirby"), context: words(NINTENDO) },
+  { category: "intellectual_property", name: "zelda", pattern: words("zelda"), context: words(any(NINTENDO, "link", "triforce", "ganon")) },
+  { category: "intellectual_property", name: "sonic", pattern: words("sonic"), context: words(any("sega", "hedgehog", "tails", "knuckles")) },
+  { category: "intellectual_property", name: "elsa", pattern: words("elsa"), context: words(any("frozen", "disney", "arendelle", "olaf", "anna")) },
+  { category: "intellectual_property", name: "joker", pattern: words("joker"), context: words(any("batman", "gotham")) },
+  { category: "personal_information", name: "named person's document", pattern: NAMED_PERSONS_DOCUMENT },
+  { category: "personal_information", name: "document of a person", pattern: DOCUMENT_OF_PERSON },
+  { category: "personal_information", name: "document details", pattern: DOCUMENT_DETAILS },
+  { category: "personal_information", name: "document with details", pattern: DOCUMENT_WITH_DETAILS },
+  { category: "personal_information", name: "copied or forged document", pattern: COPIED_DOCUMENT },
+];
