@@ -100,6 +100,55 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(cost).toBe(200_000);
   });
 
+  /** A 502 upstream_error in the spec's nested shape that cost nothing. */
+  const expectFreeUpstreamError = async (fn: () => Promise<Response>) => {
+    const { res, body, cost } = await charged(fn);
+    expect({ status: res.status, error: body.error, cost }).toEqual({
+      status: 502, error: { message: expect.any(String), type: "api_error", code: "upstream_error" }, cost: 0,
+    });
+    return body.error.message as string;
+  };
+
+  it("image task: a sample download answering 200 with something that is not an image is 502 and costs nothing", async () => {
+    const faults = [{ kind: "garbage" }, { kind: "wrong-shape" }, { kind: "status", status: 200, body: "<html>signed link expired</html>", headers: { "content-type": "image/png" } }] as const;
+    for (const fault of faults) {
+      fakes.imageB.failNext(1, fault, { path: "/samples/" });
+      const message = await expectFreeUpstreamError(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a red fox in snow" }));
+      expect(message).toMatch(/image/);
+      expect(fakes.imageB.requests.filter((r) => r.path.startsWith("/samples/")).length).toBeGreaterThan(0);
+      fakes.clearAll();
+    }
+  });
+
+  it("a Ready poll whose sample is not an http(s) URL is 502 and costs nothing, on both imageB paths", async () => {
+    for (const sample of ["not a url", "ftp://files.example/x.png", "javascript:alert(1)"]) {
+      const ready = { kind: "status", status: 200, body: { id: "x", status: "Ready", result: { sample } } } as const;
+      fakes.imageB.failNext(1, ready, { path: "/v1/get_result" });
+      await expectFreeUpstreamError(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a castle" }));
+      fakes.imageB.failNext(1, ready, { path: "/v1/get_result" });
+      await expectFreeUpstreamError(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a castle" }));
+      // the task path must fail on the URL itself, never by trying to download it
+      expect(fakes.imageB.requests.filter((r) => r.path.startsWith("/samples/"))).toHaveLength(0);
+    }
+  });
+
+  it("a Flux status the gateway does not know fails fast: 502, no charge, no polling until the timeout", async () => {
+    fakes.imageB.finalStatus = "Weird";
+    const started = Date.now();
+    const message = await expectFreeUpstreamError(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a castle" }));
+    expect(message).toMatch(/Weird/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fakes.imageB.requests.filter((r) => r.path === "/v1/get_result")).toHaveLength(2);
+  });
+
+  it("task: image models of another protocol (imageA) are 400 unsupported_model, cost nothing, never sent", async () => {
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageA", prompt: "a red fox" }));
+    expect(res.status).toBe(400);
+    expect(body.error).toMatchObject({ code: "unsupported_model", type: "invalid_request_error", message: expect.stringContaining("'imageA'") });
+    expect(cost).toBe(0);
+    expect(fakes.imageA.requests).toHaveLength(0);
+  });
+
   it("text-to-speech: speech.generation, $0.015 per 1000 characters", async () => {
     const text = "Hello from the gateway"; // 22 characters
     const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text, voice: "Rachel", voice_settings: { stability: 0.5, similarity_boost: 0.7 } }));
@@ -246,6 +295,23 @@ describe("task and image endpoints: every modality, exact charges", () => {
     const wideBody = await readJson(wide);
     expect(wideBody.images[0].width / wideBody.images[0].height).toBeCloseTo(16 / 9, 1);
     expect(wideBody.images[0].width * wideBody.images[0].height).toBeLessThanOrEqual(1024 * 1024);
+  });
+
+  it("imageB.1: extreme ratios stay within Flux's sides (256..1440, multiples of 32) at the standard price", async () => {
+    for (const [ratio, w, h] of [["4:1", 4, 1], ["1:4", 1, 4], ["21:9", 21, 9], ["3:1", 3, 1], ["1:3", 1, 3], ["2:1", 2, 1], ["16:9", 16, 9], ["9:16", 9, 16], ["3:2", 3, 2]] as const) {
+      const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a wide landscape", aspect_ratio: ratio }));
+      expect({ ratio, status: res.status }).toEqual({ ratio, status: 200 });
+      const { width, height } = body.images[0];
+      for (const side of [width, height]) {
+        expect(side % 32).toBe(0);
+        expect(side).toBeGreaterThanOrEqual(256);
+        expect(side).toBeLessThanOrEqual(1440);
+      }
+      expect(Math.abs(Math.log(width / height / (w / h)))).toBeLessThan(0.03);
+      expect(width * height).toBeLessThanOrEqual(1024 * 1024);
+      expect([...fakes.imageB.tasks.values()].at(-1)).toMatchObject({ width, height });
+      expect(cost).toBe(100_000);
+    }
   });
 
   it("bad input: 400 naming the parameter, nothing charged, upstream never called", async () => {

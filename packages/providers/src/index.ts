@@ -3,5 +3,5 @@ export { createProviderGateway, type ProviderGatewayOptions } from "./create-pro
 export { CATALOG_CREATED, findModel, listModels, publicPricing, type ModelListEntry, type PublicPricing } from "./catalog";
 export { chatOutputText, StreamInterruptedError, toolCallText } from "./text-stream";
 export { countMessageTokens, countTokens, countToolCallTokens } from "./tokens";
-export { sizeForAspectRatio } from "./flux/size";
+export { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP, sizeForAspectRatio } from "./flux/size";
 export type { HealthReport, HealthStatus } from "./health";

@@ -36,6 +36,12 @@ describe("openai images (imageA)", () => {
     expect(Buffer.from(result.images[0]?.b64Json ?? "", "base64").subarray(1, 4).toString()).toBe("PNG");
   });
 
+  it("refuses base64 data that is not an image", async () => {
+    const junk = Buffer.from("{\"error\":\"oops\"}").toString("base64");
+    h.fakes.imageA.failNext(1, { kind: "status", status: 200, body: { created: 1, data: [{ b64_json: junk }] } });
+    expect((await caught(() => h.gateway.generateImage(imageA({ count: 1, responseFormat: "b64_json" })))).code).toBe("upstream_error");
+  });
+
   it("keeps a content policy refusal as content_policy_violation", async () => {
     h.fakes.imageA.failNext(1, { kind: "status", status: 400, body: { error: { message: "Your request was rejected by our safety system", code: "content_policy_violation" } } });
     expect((await caught(() => h.gateway.generateImage(imageA()))).code).toBe("content_policy_violation");
@@ -79,6 +85,42 @@ describe("flux (imageB)", () => {
     expect((await caught(() => h.gateway.generateImage(imageB()))).code).toBe("content_policy_violation");
     h.fakes.imageB.finalStatus = "Error";
     expect((await caught(() => h.gateway.generateImage(imageB()))).code).toBe("upstream_error");
+  });
+
+  it("fails fast on a status it does not know, and on every failed one (no polling to the timeout)", async () => {
+    for (const status of ["Weird", "Error", "Failed", "Task not found"]) {
+      h.fakes.clearAll();
+      h.fakes.imageB.finalStatus = status;
+      const err = await caught(() => h.gateway.generateImage(imageB()));
+      expect({ status, code: err.code, message: err.message }).toEqual({ status, code: "upstream_error", message: expect.stringContaining(status) });
+      expect(h.fakes.imageB.requests.filter((r) => r.path === "/v1/get_result")).toHaveLength(2);
+    }
+  });
+
+  it("refuses a Ready answer whose sample is not an http(s) URL, before downloading anything", async () => {
+    for (const sample of ["not a url", "/relative/x.png", "file:///etc/passwd", "data:image/png;base64,AAAA"]) {
+      h.fakes.imageB.failNext(1, { kind: "status", status: 200, body: { id: "x", status: "Ready", result: { sample } } }, { path: "/v1/get_result" });
+      const err = await caught(() => h.gateway.generateImage(imageB({ responseFormat: "b64_json" })));
+      expect({ sample, code: err.code }).toEqual({ sample, code: "upstream_error" });
+    }
+    expect(h.fakes.imageB.requests.filter((r) => r.path.startsWith("/samples/"))).toHaveLength(0);
+  });
+
+  it("downloads the sample as base64 and refuses one that is not an image", async () => {
+    const ok = await h.gateway.generateImage(imageB({ responseFormat: "b64_json" }));
+    expect(Buffer.from(ok.images[0]?.b64Json ?? "", "base64").subarray(1, 4).toString()).toBe("PNG");
+    for (const fault of [{ kind: "garbage" }, { kind: "wrong-shape" }] as const) {
+      h.fakes.imageB.failNext(1, fault, { path: "/samples/" });
+      expect((await caught(() => h.gateway.generateImage(imageB({ responseFormat: "b64_json" })))).code).toBe("upstream_error");
+    }
+  });
+
+  it("the fake refuses sides outside 256..1440 or not multiples of 32 with 422, as BFL does", async () => {
+    for (const [width, height] of [[2048, 512], [512, 2048], [224, 1024], [1024, 1000]] as const) {
+      const err = await caught(() => h.gateway.generateImage(imageB({ width, height })));
+      expect({ width, height, code: err.code, message: err.message }).toEqual({ width, height, code: "invalid_parameter", message: expect.stringMatching(/(width|height): Input should/) });
+    }
+    await expect(h.gateway.generateImage(imageB({ width: 1440, height: 256 }))).resolves.toMatchObject({ images: [{ width: 1440, height: 256 }] });
   });
 
   it("retries a failed poll", async () => {

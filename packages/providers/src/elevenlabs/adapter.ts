@@ -2,9 +2,10 @@
 import type { Endpoint, EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
+import { requireAudio } from "../media-check";
 import type { AudioResult, SpeechRequest, SpeechToSpeechRequest, TranscriptionRequest, TranscriptionResult } from "../types";
 import {
-  buildSpeechToSpeechRequest, buildSpeechToTextRequest, buildTextToSpeechRequest, checkAudio, parseError,
+  buildSpeechToSpeechRequest, buildSpeechToTextRequest, buildTextToSpeechRequest, parseError,
   parseSpeechToTextResponse, type BuiltSpeechRequest,
 } from "./transform";
 import type { VoiceDirectory } from "./voice-directory";
@@ -24,7 +25,7 @@ export function createElevenLabsAdapter(client: UpstreamClient, endpointFor: End
     const endpoint = endpointFor(req.model);
     const voiceId = await voices.resolve(endpoint, req.voice);
     const audio = await client.bytes({ ...build(endpoint, upstreamModelName(req.model), voiceId, req), signal: req.signal, parseError });
-    checkAudio(audio.contentType, audio.data);
+    requireAudio(audio.contentType, audio.data);
     return { audio: audio.data, contentType: audio.contentType };
   }
 

@@ -82,11 +82,6 @@ export function parseSpeechToTextResponse(json: unknown): TranscriptionResult {
   return { text, durationSeconds: reported ?? lastWordEnd };
 }
 
-/** An audio answer must be audio: a JSON or HTML body with 200 is a broken upstream. */
-export function checkAudio(contentType: string, data: Buffer): void {
-  if (data.length === 0 || /json|html|text\//i.test(contentType)) throw wrongShape("audio");
-}
-
 export function parseError(status: number, body: string): AppError {
   const message = readErrorMessage(body, (json) => {
     const detail = pickPath(json, "detail");

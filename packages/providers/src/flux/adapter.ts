@@ -3,6 +3,7 @@ import { Cancellation } from "@gw/shared";
 import type { EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import { sleep, timeoutError, cancelledError, type UpstreamClient } from "../http/upstream-client";
+import { requireImage } from "../media-check";
 import type { ImageAdapter } from "../openai-images/adapter";
 import type { GeneratedImage, ImageRequest } from "../types";
 import { buildSubmitRequest, parseError, parsePollResponse, parseSubmitResponse, toGeneratedImage } from "./transform";
@@ -38,6 +39,7 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
           url: outcome.url, method: "GET", headers: { accept: "image/*" }, signal: req.signal, parseError,
           timeoutMs: Math.max(1, deadline - performance.now()),
         });
+        requireImage(sample.data);
         return { ...image, b64Json: sample.data.toString("base64") };
       }
     }

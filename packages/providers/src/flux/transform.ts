@@ -50,22 +50,37 @@ export function parseSubmitResponse(json: unknown, endpoint: Endpoint): FluxTask
   };
 }
 
+/**
+ * BFL's poll statuses. Only `Pending` means "ask again"; anything not listed fails at once rather than being polled
+ * until the deadline, since a status we cannot read will not turn into `Ready` by waiting.
+ */
+const PENDING = new Set(["Pending"]);
 const MODERATED = new Set(["Content Moderated", "Request Moderated"]);
 const FAILED = new Set(["Error", "Failed", "Task not found"]);
+
+/** The sample must be an absolute http(s) URL: the caller gets it as `url`, and the adapter may download it. */
+function sampleUrl(sample: string | undefined): string {
+  let url: URL;
+  try {
+    url = new URL(sample ?? "");
+  } catch {
+    throw wrongShape("image result (the sample is not a URL)");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw wrongShape("image result (the sample is not an http(s) URL)");
+  return url.href;
+}
 
 export function parsePollResponse(json: unknown): PollOutcome {
   const parsed = pollResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("image status");
   const { status, result } = parsed.data;
-  if (status === "Ready") {
-    if (!result?.sample) throw wrongShape("image result");
-    return { state: "ready", url: result.sample, seed: result.seed };
-  }
+  if (status === "Ready") return { state: "ready", url: sampleUrl(result?.sample), seed: result?.seed };
+  if (PENDING.has(status)) return { state: "pending" };
   if (MODERATED.has(status)) {
     throw new AppError("content_policy_violation", `The image provider refused the prompt (${status}).`);
   }
   if (FAILED.has(status)) throw new AppError("upstream_error", `The image provider failed to generate the image (${status}).`);
-  return { state: "pending" };
+  throw new AppError("upstream_error", `The image provider answered an unknown task status (${status.slice(0, 50)}).`);
 }
 
 export function toGeneratedImage(outcome: { url: string; seed?: number }, req: ImageRequest, index: number): GeneratedImage {
@@ -74,6 +89,15 @@ export function toGeneratedImage(outcome: { url: string; seed?: number }, req: I
 }
 
 export function parseError(status: number, body: string): AppError {
-  const message = readErrorMessage(body, (json) => pickPath(json, "detail") ?? pickPath(json, "message"));
+  const message = readErrorMessage(body, (json) => {
+    const detail = pickPath(json, "detail");
+    // a 422 lists pydantic validation errors: name the first field and what was wrong with it
+    if (Array.isArray(detail)) {
+      const loc = pickPath(detail[0], "loc");
+      const msg = pickPath(detail[0], "msg");
+      return Array.isArray(loc) && typeof msg === "string" ? `${loc.filter((part) => part !== "body").join(".")}: ${msg}` : msg;
+    }
+    return detail ?? pickPath(json, "message");
+  });
   return upstreamStatusError(status, typeof message === "string" ? message : undefined);
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Endpoint } from "../endpoint";
 import type { BuiltRequest } from "../openai/transform";
 import { errorMessage } from "../openai/schemas";
+import { requireImage } from "../media-check";
 import type { ImageRequest, ImageResult } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 
@@ -34,6 +35,8 @@ export function buildImagesRequest(endpoint: Endpoint, upstreamModel: string, re
 export function parseImagesResponse(json: unknown, req: ImageRequest): ImageResult {
   const parsed = imagesResponseSchema.safeParse(json);
   if (!parsed.success || parsed.data.data.length === 0) throw wrongShape("images");
+  // the leading bytes are enough for the magic number; decoding all of a large image twice is not
+  for (const image of parsed.data.data) if (image.b64_json !== undefined) requireImage(Buffer.from(image.b64_json.slice(0, 128), "base64"));
   return {
     images: parsed.data.data.map((image) => ({ url: image.url, b64Json: image.b64_json, width: req.width, height: req.height })),
   };

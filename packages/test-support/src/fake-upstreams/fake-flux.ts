@@ -12,6 +12,19 @@ interface FluxTask {
   polls: number;
 }
 
+/** BFL's bounds on width and height (its 422 validation errors, pydantic style). */
+const MIN_SIDE = 256;
+const MAX_SIDE = 1440;
+const SIDE_STEP = 32;
+
+function sideErrors(field: string, value: number): Array<{ loc: string[]; msg: string; type: string }> {
+  const loc = ["body", field];
+  if (value < MIN_SIDE) return [{ loc, msg: `Input should be greater than or equal to ${MIN_SIDE}`, type: "greater_than_equal" }];
+  if (value > MAX_SIDE) return [{ loc, msg: `Input should be less than or equal to ${MAX_SIDE}`, type: "less_than_equal" }];
+  if (value % SIDE_STEP !== 0) return [{ loc, msg: `Input should be a multiple of ${SIDE_STEP}`, type: "multiple_of" }];
+  return [];
+}
+
 export class FakeFlux extends FakeServer {
   /** polls answered "Pending" before "Ready" (at least one, like the real service) */
   pollsBeforeReady = 1;
@@ -60,8 +73,9 @@ export class FakeFlux extends FakeServer {
     }
     const width = typeof body.width === "number" ? body.width : 1024;
     const height = typeof body.height === "number" ? body.height : 768;
-    if (width % 32 !== 0 || height % 32 !== 0) {
-      sendJson(ctx.res, 422, { detail: [{ loc: ["body", "width"], msg: "width and height must be multiples of 32", type: "value_error" }] });
+    const sizeErrors = [...sideErrors("width", width), ...sideErrors("height", height)];
+    if (sizeErrors.length > 0) {
+      sendJson(ctx.res, 422, { detail: sizeErrors });
       return true;
     }
     const id = randomUUID();

@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Request, Response } from "express";
 import { IMAGE_A_MODEL_ID, modelVersions } from "@gw/config";
+import { sizeForAspectRatio } from "@gw/providers";
 import { AppError, invalidParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured } from "../deps";
@@ -8,7 +9,7 @@ import { setCostHeader } from "../handlers/billed";
 import { runImages } from "../handlers/media";
 import { requestMeta } from "../handlers/request-meta";
 import { parseOrThrow, requireObject } from "../http/validate";
-import { imageABody, imageBBody, sizeForAspectRatio } from "../schemas/images";
+import { imageABody, imageBBody } from "../schemas/images";
 import { unixSeconds } from "./shapes";
 
 /** POST /api/v1/imageA/generate (SPEC 4.2); `model` is the upstream version: it picks the upstream model name, and is reported back. */
@@ -38,7 +39,7 @@ export function imageAGenerate(deps: GatewayDeps) {
   };
 }
 
-/** POST /api/v1/imageB.1 (SPEC 4.3, CONTRACT 5): aspect ratio mapped to about one megapixel. */
+/** POST /api/v1/imageB.1 (SPEC 4.3, CONTRACT 5): aspect ratio mapped to about one megapixel within Flux's side bounds. */
 export function imageBGenerate(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const body = parseOrThrow(imageBBody, requireObject(req.body));
@@ -46,7 +47,9 @@ export function imageBGenerate(deps: GatewayDeps) {
     if (!model) throw new AppError("unsupported_model", `Unsupported model: '${body.model.slice(0, 100)}' is not an imageB model.`);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
-    const { width, height } = sizeForAspectRatio(body.aspect_ratio);
+    const size = sizeForAspectRatio(body.aspect_ratio);
+    if (!size) throw invalidParameter("aspect_ratio", "must be a ratio between 1:4 and 4:1");
+    const { width, height } = size;
     // A seed is always chosen and returned, so any answer can be reproduced.
     const seed = body.seed ?? randomInt(0, 2 ** 31);
     const { images, cost } = await runImages(deps, meta, {

@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { missingParameter, newId } from "@gw/shared";
+import { AppError, missingParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
 import { setCostHeader } from "../handlers/billed";
@@ -107,6 +107,10 @@ export function task(deps: GatewayDeps) {
     const multipart = Boolean(req.is("multipart/form-data"));
     const raw = multipart ? decodeMultipartFields(requireObject(req.body ?? {})) : requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text", "image", "speech"]);
+    if (model.type === "image" && model.protocol !== "flux") {
+      // SPEC 2.6 wants both the image's URL and its data, which only Flux's answer (a fetchable sample URL) gives.
+      throw new AppError("unsupported_model", `Unsupported model: '${model.id}' is not a task image model; the task endpoint serves Flux models such as imageB-1-dev.`);
+    }
     const t: TaskContext = {
       deps, req, res, model, body: raw, meta: requestMeta(deps, req, res),
       id: newId("task"), created: unixSeconds(deps.ctx.clock.now()),

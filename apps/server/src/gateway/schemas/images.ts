@@ -36,13 +36,3 @@ export const imageBBody = z.object({
   model: z.string().default("imageB-1-dev"),
 });
 export type ImageBBody = z.output<typeof imageBBody>;
-
-const MEGAPIXEL = 1024 * 1024;
-
-/** About one megapixel at the ratio, both sides multiples of 64, never above 1024x1024 in area (standard price). */
-export function sizeForAspectRatio(ratio: string): { width: number; height: number } {
-  const [w = 1, h = 1] = ratio.split(":").map(Number);
-  const r = w / h;
-  const floor64 = (n: number) => Math.max(64, Math.floor(n / 64) * 64);
-  return { width: floor64(Math.sqrt(MEGAPIXEL * r)), height: floor64(Math.sqrt(MEGAPIXEL / r)) };
-}

@@ -1,3 +1,4 @@
+import { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP } from "@gw/providers";
 import { z } from "zod";
 import { imagePrompt, messages, positiveInt, safeString, temperature } from "./common";
 
@@ -14,7 +15,7 @@ export type TextTaskBody = z.output<typeof textTaskBody>;
 export const IMAGE_MIN_SIDE = 64;
 export const IMAGE_MAX_SIDE = 2048;
 // Task image models speak Flux: sides 256..1440 in multiples of 32.
-const side = z.number().int().min(256).max(1440).multipleOf(32);
+const side = z.number().int().min(FLUX_MIN_SIDE).max(FLUX_MAX_SIDE).multipleOf(FLUX_SIDE_STEP);
 export const seed = z.number().int().min(0).max(4_294_967_295);
 
 export const imageTaskBody = z.object({
