@@ -198,6 +198,25 @@ describe("limits, idempotency and the usage API", () => {
     expect(body.error.message).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
   });
 
+  it("a plan change within the minute keeps the requests already made", async () => {
+    const user = await fundedUser(server, 1);
+    const models = () => fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
+    for (let i = 0; i < 5; i++) expect((await models()).status).toBe(200);
+    const plans = server.app.context.plans;
+    const planFor = plans.planFor.bind(plans);
+    plans.planFor = async (userId) => ({ ...(await planFor(userId)), ...(userId === user.userId ? { id: "bigger", requestsPerMinute: 8 } : {}) });
+    try {
+      const headers = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await models();
+        headers.push([res.status, res.headers.get("x-ratelimit-limit"), res.headers.get("x-ratelimit-remaining")]);
+      }
+      expect(headers).toEqual([[200, "8", "2"], [200, "8", "1"], [200, "8", "0"], [429, "8", "0"]]);
+    } finally {
+      plans.planFor = planFor;
+    }
+  });
+
   it("concurrent requests over the plan: 429 rate_limit_exceeded", async () => {
     const user = await fundedUser(server, 1);
     fakes.textA.failNext(2, { kind: "delay", ms: 500 });

@@ -2,7 +2,7 @@ import type { PlanDefinition } from "@gw/config";
 import { AppError } from "@gw/shared";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from "rate-limiter-flexible";
 import { MemoryConcurrencyLimiter, RedisConcurrencyLimiter, type ConcurrencyLimiter, type ConcurrencySlot } from "./concurrency";
 
 const WINDOW_SECONDS = 60;
@@ -17,30 +17,26 @@ export interface LimitDecision {
  * or in Redis when configured (with rate-limiter-flexible's in-memory insurance limiter when Redis fails).
  */
 export class RequestLimits {
-  private readonly rpm = new Map<string, RateLimiterAbstract>();
+  /**
+   * One counter per account whatever its plan: the count of the current window is compared with the plan's limit
+   * here, so a plan change mid-window keeps the requests already made (a limiter per plan would start the new plan
+   * at zero). Like rate-limiter-flexible's own limit check, refused requests count too.
+   */
+  private readonly rpm: RateLimiterAbstract;
   private readonly concurrency: ConcurrencyLimiter;
 
   constructor(private readonly opts: { redis?: Redis; logger: Logger; slotTtlMs: number; now: () => number }) {
     this.concurrency = opts.redis ? new RedisConcurrencyLimiter(opts.redis, opts.slotTtlMs, opts.logger) : new MemoryConcurrencyLimiter();
-  }
-
-  private limiterFor(plan: PlanDefinition): RateLimiterAbstract {
-    const id = `${plan.id}:${plan.requestsPerMinute}`;
-    let limiter = this.rpm.get(id);
-    if (!limiter) {
-      const base = { points: plan.requestsPerMinute, duration: WINDOW_SECONDS, keyPrefix: `gw:rpm:${id}` };
-      limiter = this.opts.redis
-        ? new RateLimiterRedis({ ...base, storeClient: this.opts.redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(base) })
-        : new RateLimiterMemory(base);
-      this.rpm.set(id, limiter);
-    }
-    return limiter;
+    const base = { points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS, keyPrefix: "gw:rpm" };
+    this.rpm = opts.redis
+      ? new RateLimiterRedis({ ...base, storeClient: opts.redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(base) })
+      : new RateLimiterMemory(base);
   }
 
   private headers(plan: PlanDefinition, res: RateLimiterRes): Record<string, string> {
     return {
       "X-RateLimit-Limit": String(plan.requestsPerMinute),
-      "X-RateLimit-Remaining": String(Math.max(0, res.remainingPoints)),
+      "X-RateLimit-Remaining": String(Math.max(0, plan.requestsPerMinute - res.consumedPoints)),
       "X-RateLimit-Reset": String(Math.ceil((this.opts.now() + res.msBeforeNext) / 1000)),
     };
   }
@@ -55,15 +51,11 @@ export class RequestLimits {
 
   /** Counts the request and takes a concurrency slot; throws 429 (with headers) when either limit is reached. */
   async admit(userId: string, plan: PlanDefinition): Promise<LimitDecision> {
-    let counted: RateLimiterRes;
-    try {
-      counted = await this.limiterFor(plan).consume(userId, 1);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const headers = this.headers(plan, rejection);
-      throw this.refusal(`Rate limit exceeded: ${plan.requestsPerMinute} requests per minute on the ${plan.name} plan.`, rejection.msBeforeNext, headers);
-    }
+    const counted = await this.rpm.consume(userId, 1);
     const headers = this.headers(plan, counted);
+    if (counted.consumedPoints > plan.requestsPerMinute) {
+      throw this.refusal(`Rate limit exceeded: ${plan.requestsPerMinute} requests per minute on the ${plan.name} plan.`, counted.msBeforeNext, headers);
+    }
     const slot = await this.concurrency.acquire(userId, plan.concurrentRequests);
     if (!slot) {
       throw this.refusal(`Rate limit exceeded: at most ${plan.concurrentRequests} concurrent requests on the ${plan.name} plan.`, 1000, headers);
