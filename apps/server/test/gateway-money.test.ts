@@ -1,10 +1,16 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { countTokens } from "@gw/providers";
+import { FAKE_IMAGE_TOKENS, fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { IMAGE_PART_TOKENS } from "../src/gateway/money/pricing";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({ model: "textA-4", messages: [{ role: "user", content }], max_tokens: 100, ...extra });
+
+/** The text a stream's chunks carried. */
+const deltaText = (sse: string): string => sse.split("\n\n").filter((e) => e.startsWith("data: {") && e.includes('"delta"'))
+  .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string | null } }> }).choices[0]?.delta.content ?? "").join("");
 
 describe("money: failures cost nothing, cut streams charge what was produced, holds never overdraw", () => {
   let fakes: FakeUpstreams;
@@ -60,13 +66,57 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     // the upstream was reached and then broke: the final error event says so
     expect(text).toContain("The upstream stream broke off before it finished.");
     expect(text).not.toContain("could not be reached");
-    const produced = text.split("\n\n").filter((e) => e.startsWith("data: {") && e.includes('"delta"'))
-      .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta.content ?? "").join("");
+    const produced = deltaText(text);
     expect(produced.length).toBeGreaterThan(0);
-    const { countTokens } = await import("@gw/providers");
     const spent = 1_000_000 - (await balanceMicros(server, user.userId));
     // prompt (counted with the tokenizer plus chat framing) + 2 per produced token
     expect(spent).toBe(countTokens("one two three four five six seven eight") + 4 + 3 + 2 * countTokens(produced));
+  });
+
+  it("a cut textB stream charges the prompt Anthropic reported in message_start (images included), not the gateway's count", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textB.failNext(1, { kind: "truncate" });
+    const content = [{ type: "text", text: "what is on this picture" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }];
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages: [{ role: "user", content }], max_tokens: 100, stream: true });
+    const text = await res.text();
+    expect(text).toContain('"error"');
+    const produced = deltaText(text);
+    expect(produced.length).toBeGreaterThan(0);
+    const reported = fakeChatReply([{ role: "user", content }]).promptTokens;
+    expect(reported).toBe(5 + FAKE_IMAGE_TOKENS);
+    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
+    expect(spent).toBe(reported + 2 * countTokens(produced));
+  });
+
+  it("a cut OpenAI-protocol stream, whose usage comes last, counts each image part at the least an image costs there", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(1, { kind: "truncate" });
+    const content = [{ type: "text", text: "what is on this picture" }, { type: "image_url", image_url: { url: "https://example.com/cat.png" } }];
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content }], max_tokens: 100, stream: true });
+    const produced = deltaText(await res.text());
+    expect(produced.length).toBeGreaterThan(0);
+    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
+    // text + chat framing + one image at OpenAI's low-detail price, then 2 per produced token
+    expect(spent).toBe(countTokens("what is on this picture") + 4 + 3 + IMAGE_PART_TOKENS + 2 * countTokens(produced));
+  });
+
+  it.each([
+    ["textA-4", "the usage chunk"],
+    ["textB-3-haiku", "message_delta"],
+  ])("%s: a stream cut after its finish reason and %s, before the end marker, is complete and charged the upstream's usage", async (model) => {
+    const user = await fundedUser(server, 1);
+    const fake = model === "textA-4" ? fakes.textA : fakes.textB;
+    fake.failNext(1, { kind: "truncate", at: "end" });
+    const messages = [{ role: "user", content: "one two three" }];
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages, max_tokens: 100, stream: true, stream_options: { include_usage: true } });
+    const events = (await res.text()).trim().split("\n\n");
+    expect(events.some((e) => e.includes('"error"'))).toBe(false);
+    expect(events.at(-1)).toBe("data: [DONE]");
+    expect(events.some((e) => e.includes('"finish_reason":"stop"'))).toBe(true);
+    const reply = fakeChatReply(messages, 100);
+    const usage = JSON.parse(events.at(-2)?.slice(6) ?? "{}").usage;
+    expect(usage).toMatchObject({ prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens });
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
 
   it("a client that disconnects mid-stream is charged only for what was produced", async () => {

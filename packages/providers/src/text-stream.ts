@@ -16,16 +16,20 @@ export type StreamPiece =
 
 /**
  * Thrown when a stream fails after output began. `usage` is what was produced so far, so the gateway can
- * charge for it (CONTRACT 6); it is an AppError, so it maps to the spec's shape like any other.
+ * charge for it (CONTRACT 6); `reported` holds the figures the upstream itself sent before the cut (Anthropic's
+ * message_start reports the prompt first), which the gateway prefers to its own counts. It is an AppError, so it
+ * maps to the spec's shape like any other.
  */
 export class StreamInterruptedError extends AppError {
   readonly usage: TextUsage;
+  readonly reported: Partial<TextUsage>;
   readonly contentStarted: boolean;
 
-  constructor(cause: AppError, usage: TextUsage, contentStarted: boolean) {
+  constructor(cause: AppError, usage: TextUsage, contentStarted: boolean, reported: Partial<TextUsage> = {}) {
     super(cause.code, cause.message, cause.extras);
     this.name = "StreamInterruptedError";
     this.usage = usage;
+    this.reported = reported;
     this.contentStarted = contentStarted;
   }
 }
@@ -95,8 +99,15 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
     // Servers that close without an end marker are accepted only once they said why they finished.
     if (!ended && finishReason === undefined) throw truncated();
   } catch (err) {
-    const cause = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed.");
-    throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0);
+    // Once the upstream said why it finished, the answer is whole: what it lost is its end marker (and perhaps a
+    // usage report, then counted), so the client gets a complete stream and the upstream's usage is charged.
+    if (finishReason === undefined) {
+      const cause = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed.");
+      const reported: Partial<TextUsage> = {};
+      if (promptTokens !== undefined) reported.promptTokens = promptTokens;
+      if (completionTokens !== undefined) reported.completionTokens = completionTokens;
+      throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0, reported);
+    }
   }
   yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar() };
 }

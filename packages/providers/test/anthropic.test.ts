@@ -110,7 +110,17 @@ describe("anthropic messages", () => {
     const received: ChatStreamEvent[] = [];
     const err = await caught(async () => { for await (const e of h.gateway.chatStream({ model: h.model("textB-3-sonnet"), messages, signal: noAbort() })) received.push(e); });
     expect(err).toBeInstanceOf(StreamInterruptedError);
-    expect((err as unknown as StreamInterruptedError).usage.promptTokens).toBe(fakeChatReply(upstreamMessages, undefined, "you are terse").promptTokens);
+    const promptTokens = fakeChatReply(upstreamMessages, undefined, "you are terse").promptTokens;
+    expect((err as unknown as StreamInterruptedError).usage.promptTokens).toBe(promptTokens);
+    // reported by message_start, so the gateway may charge it over its own count
+    expect((err as unknown as StreamInterruptedError).reported).toEqual({ promptTokens });
+  });
+
+  it("completes a stream cut after message_delta (stop reason and usage), before message_stop", async () => {
+    h.fakes.textB.failNext(1, { kind: "truncate", at: "end" });
+    const events = await collect(h.gateway.chatStream({ model: h.model("textB-3-sonnet"), messages, signal: noAbort() }));
+    const expected = fakeChatReply(upstreamMessages, undefined, "you are terse");
+    expect(events.at(-1)).toEqual({ type: "done", finishReason: "stop", usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens } });
   });
 
   it("retries 529 overloaded, and does not retry 400", async () => {

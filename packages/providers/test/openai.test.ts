@@ -120,6 +120,13 @@ describe("chat streaming", () => {
     expect(events.at(-1)).toEqual({ type: "done", finishReason: "stop", usage: { promptTokens: countMessageTokens(messages), completionTokens: countTokens(content) } });
   });
 
+  it("completes a stream cut after its finish reason and usage, before [DONE]", async () => {
+    h.fakes.textA.failNext(1, { kind: "truncate", at: "end" });
+    const events = await collect(h.gateway.chatStream({ model: h.model("textA-4"), messages, signal: noAbort() }));
+    const expected = fakeChatReply(messages);
+    expect(events.at(-1)).toEqual({ type: "done", finishReason: "stop", usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens } });
+  });
+
   it("fails a truncated stream with the usage produced so far", async () => {
     h.fakes.textA.failNext(1, { kind: "truncate" });
     const received: ChatStreamEvent[] = [];
@@ -131,6 +138,8 @@ describe("chat streaming", () => {
     const produced = received.map((e) => (e.type === "delta" ? e.content : "")).join("");
     expect(received.length).toBeGreaterThan(0);
     expect((err as unknown as StreamInterruptedError).usage).toEqual({ promptTokens: countMessageTokens(messages), completionTokens: countTokens(produced) });
+    // OpenAI reports usage last: nothing was reported before the cut
+    expect((err as unknown as StreamInterruptedError).reported).toEqual({});
     expect(h.fakes.textA.requests).toHaveLength(1);
   });
 

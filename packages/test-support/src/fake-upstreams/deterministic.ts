@@ -15,6 +15,17 @@ export function textOf(content: unknown): string {
     (part.type === "text" && typeof part.text === "string" ? part.text : part.type === "tool_result" ? textOf(part.content) : "")).join("");
 }
 
+/** What one image in a prompt costs at the fakes, like a real upstream's fixed share per picture. */
+export const FAKE_IMAGE_TOKENS = 1000;
+
+/** A message's prompt tokens: its words, plus FAKE_IMAGE_TOKENS per image part (OpenAI image_url, Anthropic image). */
+export function promptTokensOf(content: unknown): number {
+  const images = Array.isArray(content)
+    ? content.filter((part: { type?: unknown }) => part.type === "image_url" || part.type === "image").length
+    : 0;
+  return wordCount(textOf(content)) + images * FAKE_IMAGE_TOKENS;
+}
+
 export interface FakeReply {
   content: string;
   /** the reply as streamed: one piece per word */
@@ -41,11 +52,11 @@ export function fakeReplyFor(input: string, promptTokens: number, maxTokens?: nu
   };
 }
 
-/** Chat (OpenAI and Anthropic fakes): prompt tokens = words of every message, reply echoes the last user message. */
+/** Chat (OpenAI and Anthropic fakes): prompt tokens = words (and images) of every message, reply echoes the last user message. */
 export function fakeChatReply(messages: readonly FakeMessage[], maxTokens?: number, system = ""): FakeReply {
   // a tool's answer (OpenAI role "tool", or an Anthropic user turn of tool_result blocks) counts as the user's turn
   const lastUser = [...messages].reverse().find((m) => m.role === "user" || m.role === "tool");
-  const promptTokens = wordCount(system) + messages.reduce((sum, m) => sum + wordCount(textOf(m.content)), 0);
+  const promptTokens = wordCount(system) + messages.reduce((sum, m) => sum + promptTokensOf(m.content), 0);
   return fakeReplyFor(textOf(lastUser?.content), promptTokens, maxTokens);
 }
 
@@ -72,7 +83,7 @@ export function fakeToolCall(messages: readonly FakeMessage[], toolName: string 
     name: toolName,
     arguments: args,
     fragments: [args.slice(0, cut), args.slice(cut)],
-    promptTokens: wordCount(system) + messages.reduce((sum, m) => sum + wordCount(textOf(m.content)), 0),
+    promptTokens: wordCount(system) + messages.reduce((sum, m) => sum + promptTokensOf(m.content), 0),
     completionTokens: 1 + wordCount(args),
   };
 }

@@ -22,8 +22,11 @@ export type Fault =
   | { kind: "hang" }
   /** destroy the connection without an answer */
   | { kind: "reset" }
-  /** streams: close the connection mid-stream; JSON and bytes: send half the body, then close */
-  | { kind: "truncate" }
+  /**
+   * streams: close the connection mid-stream (`at: "end"`: after every event but the last, the end marker);
+   * JSON and bytes: send half the body, then close
+   */
+  | { kind: "truncate"; at?: "half" | "end" }
   /** 200 with a body that is not JSON */
   | { kind: "garbage" }
   /** 200 with valid JSON of the wrong shape */
@@ -44,6 +47,8 @@ export interface HandlerContext {
   record: RecordedRequest;
   /** the current request should be cut short (Fault "truncate") */
   truncate: boolean;
+  /** where a truncated stream is cut */
+  truncateAt: "half" | "end";
 }
 
 export type Handler = (ctx: HandlerContext) => Promise<void> | void;
@@ -184,7 +189,10 @@ export abstract class FakeServer {
         return;
       }
       if (fault?.kind === "wrong-shape") return sendJson(res, 200, { unexpected: true, data: "nothing you expect" });
-      const handled = await this.route({ req, res, url, record, truncate: fault?.kind === "truncate" });
+      const handled = await this.route({
+        req, res, url, record, truncate: fault?.kind === "truncate",
+        truncateAt: fault?.kind === "truncate" ? (fault.at ?? "half") : "half",
+      });
       if (!handled) sendJson(res, 404, this.errorBody(404, `no route for ${req.method} ${url.pathname}`));
     } catch (err) {
       if (!res.headersSent) sendJson(res, 500, this.errorBody(500, `fake upstream failed: ${(err as Error).message}`));
@@ -193,10 +201,11 @@ export abstract class FakeServer {
   }
 }
 
-/** Writes SSE events one by one; with `truncate`, stops halfway and cuts the connection. */
+/** Writes SSE events one by one; with `truncate`, stops halfway (or before the last event) and cuts the connection. */
 export async function writeSse(ctx: HandlerContext, events: string[], pause: () => Promise<void>): Promise<void> {
   ctx.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  const stopAt = ctx.truncate ? Math.max(1, Math.floor(events.length / 2)) : events.length;
+  const cutAt = ctx.truncateAt === "end" ? events.length - 1 : Math.max(1, Math.floor(events.length / 2));
+  const stopAt = ctx.truncate ? cutAt : events.length;
   for (let i = 0; i < stopAt; i++) {
     if (ctx.res.destroyed) return;
     ctx.res.write(events[i]);

@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { toolCallText, type TextUsage } from "@gw/providers";
+import { StreamInterruptedError, toolCallText, type TextUsage } from "@gw/providers";
 import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
@@ -77,7 +77,8 @@ class SseWriter {
 /**
  * A streamed chat answer. The status line is sent with the first upstream event, so a failure before any
  * output is still a plain JSON error (and costs nothing). After output began, a cut stream (client gone or
- * upstream broken) is charged for the text produced so far, counted with the tokenizer.
+ * upstream broken) is charged for the prompt (as the upstream reported it, else counted) and the text produced so
+ * far, counted with the tokenizer.
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
   const promptTokens = countPromptTokens(deps, call);
@@ -121,8 +122,11 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
       await hold.release().catch(() => undefined);
       throw err;
     }
-    // Output began: charge what was produced, then tell the client (if still there) that the stream broke.
-    const produced = { promptTokens, completionTokens: deps.providers.countTokens(emitted) };
+    // Output began: charge what was produced, then tell the client (if still there) that the stream broke. The prompt
+    // is the upstream's own figure when it reported one before the cut (Anthropic does, first): that is what a
+    // finished stream is charged too, and it counts what the gateway cannot (images).
+    const reportedPrompt = err instanceof StreamInterruptedError ? err.reported.promptTokens : undefined;
+    const produced = { promptTokens: reportedPrompt ?? promptTokens, completionTokens: deps.providers.countTokens(emitted) };
     const cost = await hold.settle(textCost(call.model, produced), usageRecord(deps, meta, {
       model: call.model.id, type: "text", promptTokens: produced.promptTokens,
       completionTokens: produced.completionTokens, outputBytes: sse.outputBytes, status: "partial",

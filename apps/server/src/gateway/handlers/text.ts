@@ -2,7 +2,7 @@ import type { ModelDefinition } from "@gw/config";
 import { chatOutputText, countToolCallTokens, type ChatMessage, type ChatResult, type CompletionResult } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
-import { TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
+import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
 import { billed } from "./billed";
 import type { RequestMeta } from "./request-meta";
 
@@ -18,12 +18,15 @@ export interface TextCall {
 
 /**
  * The prompt as the hold sizes it: every message's text and tool-call fields, and the tool definitions the
- * request offers (sent to the model as part of its prompt). Content parts other than text (images, audio) have
- * no token count here; the upstream's reported usage settles them.
+ * request offers (sent to the model as part of its prompt). An image part counts IMAGE_PART_TOKENS, the least an
+ * image costs; other parts (audio, files) count nothing here. The upstream's reported usage settles them all.
  */
 export function countPromptTokens(deps: GatewayDeps, call: Pick<TextCall, "messages" | "passthrough">): number {
   let tokens = TOKENS_PER_REPLY;
-  for (const m of call.messages) tokens += TOKENS_PER_MESSAGE + deps.providers.countTokens(m.content) + (m.toolCalls || m.toolCallId || m.name ? countToolCallTokens(m) : 0);
+  for (const m of call.messages) {
+    tokens += TOKENS_PER_MESSAGE + deps.providers.countTokens(m.content) + (m.toolCalls || m.toolCallId || m.name ? countToolCallTokens(m) : 0);
+    for (const part of m.parts ?? []) if (part.type === "image_url") tokens += IMAGE_PART_TOKENS;
+  }
   const tools = call.passthrough?.tools ?? call.passthrough?.functions;
   if (tools !== undefined) tokens += deps.providers.countTokens(JSON.stringify(tools));
   return tokens;

@@ -44,3 +44,8 @@ export const AUDIO_BYTES_PER_SECOND_FLOOR = 2_000;
 /** Chat formats add a few tokens per message (role, separators); counted so the worst case is never short. */
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_REPLY = 3;
+/**
+ * An image part in a prompt, before the upstream reports its usage: OpenAI's fixed cost of a low-detail image, the
+ * least an image costs there, so a stream cut before the usage arrives never gets its pictures for free.
+ */
+export const IMAGE_PART_TOKENS = 85;
