@@ -86,6 +86,8 @@ export interface CompletionResult {
 export interface EmbeddingRequest {
   model: ModelDefinition;
   input: string[];
+  /** other OpenAI fields (dimensions, user ...), passed through untouched */
+  passthrough?: Record<string, unknown>;
   signal: CancelSignal;
 }
 

@@ -96,6 +96,22 @@ function toToolChoice(choice: unknown, parallel: unknown): Record<string, unknow
   return out;
 }
 
+/**
+ * OpenAI fields Messages has no equivalent for and whose dropping would change what the answer is: the client would
+ * read log probabilities that never come, or parse JSON it never asked the model for in words. Refused, naming the
+ * field. Sampling hints without an equivalent (seed, presence/frequency penalties, logit_bias) are left out: the
+ * answer is still the one asked for (docs/api.md).
+ */
+function refuseUnsupported(passthrough: Record<string, unknown> | undefined, model: string): void {
+  if (passthrough?.logprobs === true) {
+    throw invalidParameter("logprobs", `is not supported by model '${model}' (its protocol returns no log probabilities)`);
+  }
+  const format = (passthrough?.response_format as { type?: unknown } | null | undefined)?.type;
+  if (format !== undefined && format !== "text") {
+    throw invalidParameter("response_format", `type '${String(format)}' is not supported by model '${model}'; ask for JSON in the messages instead`);
+  }
+}
+
 export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, req: ChatRequest, stream: boolean, defaultMaxTokens: number): BuiltRequest {
   // Messages takes the system prompt as a field of its own, not as a message.
   const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
@@ -104,11 +120,14 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   if (system) body.system = system;
   // Anthropic's range is 0..1 where OpenAI's is 0..2: clamp rather than reject a valid OpenAI value.
   if (req.temperature !== undefined) body.temperature = Math.min(req.temperature, 1);
+  refuseUnsupported(req.passthrough, req.model.id);
   const topP = req.passthrough?.top_p;
   if (typeof topP === "number") body.top_p = topP;
   const stop = req.passthrough?.stop;
   if (typeof stop === "string") body.stop_sequences = [stop];
-  else if (Array.isArray(stop)) body.stop_sequences = stop.filter((s) => typeof s === "string");
+  else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop.filter((s) => typeof s === "string");
+  const user = req.passthrough?.user;
+  if (typeof user === "string" && user.length > 0) body.metadata = { user_id: user };
   const tools = toTools(req.passthrough?.tools);
   if (tools) body.tools = tools;
   const toolChoice = toToolChoice(req.passthrough?.tool_choice, req.passthrough?.parallel_tool_calls);

@@ -141,7 +141,7 @@ export function parseCompletionResponse(json: unknown): Omit<CompletionResult, "
 
 export function buildEmbeddingsRequest(endpoint: Endpoint, upstreamModel: string, req: EmbeddingRequest): BuiltRequest {
   // base64 float32 is smaller on the wire and faster to decode than JSON floats
-  const body = { model: upstreamModel, input: req.input, encoding_format: "base64" };
+  const body = withPassthrough(req.passthrough, { model: upstreamModel, input: req.input, encoding_format: "base64" });
   return { url: `${endpoint.baseUrl}/v1/embeddings`, headers: headers(endpoint), body: JSON.stringify(body) };
 }
 

@@ -82,7 +82,7 @@ class SseWriter {
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
   const promptTokens = countPromptTokens(deps, call);
-  const budget = completionBudget(call.model, promptTokens, call.maxTokens);
+  const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(call.model, { promptTokens, completionTokens: budget }), {
     requestId: meta.requestId, model: call.model.id, endpoint: meta.endpoint, stream: true,
   });

@@ -12,6 +12,8 @@ export interface TextCall {
   /** the client's messages as sent, for OpenAI-compatible upstreams (/v1/chat/completions) */
   wireMessages?: readonly unknown[];
   maxTokens?: number;
+  /** the field `maxTokens` came from, for error messages (`max_completion_tokens` on /v1/chat/completions) */
+  maxTokensParam?: string;
   temperature?: number;
   passthrough?: Record<string, unknown>;
 }
@@ -59,11 +61,11 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   deps: GatewayDeps,
   meta: RequestMeta,
   model: ModelDefinition,
-  budget: { promptTokens: number; maxTokens?: number },
+  budget: { promptTokens: number; maxTokens?: number; maxTokensParam?: string },
   call: () => Promise<R>,
   outputText: (result: R) => string,
 ): Promise<{ result: R; cost: number }> {
-  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens);
+  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens, budget.maxTokensParam);
   const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
   return billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage), (r) => ({
     model: model.id, type: "text",
@@ -75,7 +77,7 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
   const promptTokens = countPromptTokens(deps, call);
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens }, () => deps.providers.chat({
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat({
     model: call.model,
     messages: call.messages,
     wireMessages: call.wireMessages,
@@ -100,7 +102,7 @@ export function runCompletion(
 export async function runEmbeddings(
   deps: GatewayDeps,
   meta: RequestMeta,
-  call: { model: ModelDefinition; input: string[] },
+  call: { model: ModelDefinition; input: string[]; passthrough?: Record<string, unknown> },
 ): Promise<{ vectors: number[][]; promptTokens: number; cost: number }> {
   let counted = 0;
   for (const text of call.input) counted += deps.providers.countTokens(text) + 1;
@@ -110,7 +112,7 @@ export async function runEmbeddings(
   }
   const worstCase = textCost(call.model, { promptTokens: counted, completionTokens: 0 });
   const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({
-    model: call.model, input: call.input, signal: meta.signal,
+    model: call.model, input: call.input, passthrough: call.passthrough, signal: meta.signal,
   }), (r) => {
     // A wrong answer costs nothing: thrown before the settle, so the hold is released.
     if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");

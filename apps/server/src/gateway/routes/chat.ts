@@ -7,7 +7,7 @@ import { setCostHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChat } from "../handlers/stream";
 import { runChat, runCompletion, runEmbeddings } from "../handlers/text";
-import { CHAT_KNOWN_FIELDS, COMPLETION_KNOWN_FIELDS, chatBody, completionBody, embeddingBody, passthroughOf } from "../schemas/text";
+import { CHAT_KNOWN_FIELDS, COMPLETION_KNOWN_FIELDS, EMBEDDING_KNOWN_FIELDS, chatBody, completionBody, embeddingBody, passthroughOf } from "../schemas/text";
 import { textCompletionBody, unixSeconds, usageBody } from "./shapes";
 import { AppError, missingParameter } from "@gw/shared";
 
@@ -32,6 +32,7 @@ export function chatCompletions(deps: GatewayDeps) {
       messages: body.messages,
       wireMessages: raw.messages as unknown[],
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      maxTokensParam: body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
       temperature: body.temperature ?? undefined,
       passthrough: passthroughOf(raw, CHAT_KNOWN_FIELDS),
     };
@@ -78,7 +79,11 @@ function base64Floats(vector: number[]): string {
   return buf.toString("base64");
 }
 
-/** POST /v1/embeddings: string or array input; encoding_format float (default) or base64 (little-endian float32). */
+/**
+ * POST /v1/embeddings: string or array input; encoding_format float (default) or base64 (little-endian float32).
+ * The upstream is always asked for base64 (adapter), so the vectors are exact float32 either way; other fields
+ * (dimensions, user ...) are passed through.
+ */
 export function embeddings(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
@@ -87,7 +92,7 @@ export function embeddings(deps: GatewayDeps) {
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
     const input = typeof body.input === "string" ? [body.input] : body.input;
-    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input });
+    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS) });
     const base64 = body.encoding_format === "base64";
     setCostHeader(res, cost);
     res.json({

@@ -1,6 +1,7 @@
 import { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP } from "@gw/providers";
 import { z } from "zod";
 import { imagePrompt, messages, positiveInt, safeString, temperature } from "./common";
+import { streamOptions, streamOptionsNeedStream } from "./text";
 
 export const textTaskBody = z.object({
   model: z.string(),
@@ -8,8 +9,8 @@ export const textTaskBody = z.object({
   max_tokens: positiveInt.nullish(),
   temperature: temperature.nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-});
+  stream_options: streamOptions,
+}).superRefine(streamOptionsNeedStream);
 export type TextTaskBody = z.output<typeof textTaskBody>;
 
 export const IMAGE_MIN_SIDE = 64;

@@ -5,10 +5,42 @@ import { messages, positiveInt, safeString, temperature } from "./common";
 // (collected from the raw body by passthroughOf, so the schemas below strip unknown keys instead of copying them).
 export const CHAT_KNOWN_FIELDS = ["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "n"];
 export const COMPLETION_KNOWN_FIELDS = ["model", "prompt", "max_tokens", "temperature", "stream", "stream_options", "n"];
+export const EMBEDDING_KNOWN_FIELDS = ["model", "input", "encoding_format"];
 
-const streamOptions = z.object({ include_usage: z.boolean().optional() }).nullish();
+export const streamOptions = z.object({ include_usage: z.boolean().optional() }).nullish();
 // Only one choice per request is produced and billed.
 const singleChoice = z.literal(1).nullish();
+
+/** OpenAI refuses stream_options on a request that does not stream; so do we, naming it. */
+export function streamOptionsNeedStream(body: { stream?: boolean | null; stream_options?: unknown }, ctx: z.RefinementCtx): void {
+  if (body.stream_options != null && body.stream !== true) {
+    ctx.addIssue({ code: "custom", input: body.stream_options, path: ["stream_options"], message: "is only allowed when 'stream' is enabled" });
+  }
+}
+
+/**
+ * OpenAI's optional sampling and bookkeeping fields, type- and range-checked with OpenAI's own rules so a wrong one is
+ * a 400 for every model, never dropped or sent on. They are not in the KNOWN lists: OpenAI-compatible upstreams get
+ * them from the passthrough as the client sent them; the Anthropic adapter maps or refuses them.
+ */
+const samplingFields = {
+  top_p: z.number().min(0).max(1).nullish(),
+  stop: z.union([safeString(1_000), z.array(safeString(1_000)).max(4)]).nullish(),
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
+  logit_bias: z.record(z.string().regex(/^\d+$/, "must map token ids to biases"), z.number().min(-100).max(100)).nullish(),
+  seed: z.number().int().nullish(),
+  user: safeString(512).nullish(),
+};
+
+const responseFormat = z.looseObject({
+  type: z.enum(["text", "json_object", "json_schema"]),
+  json_schema: z.looseObject({ name: safeString(64) }).optional(),
+}).superRefine((format, ctx) => {
+  if (format.type === "json_schema" && format.json_schema === undefined) {
+    ctx.addIssue({ code: "custom", input: undefined, path: ["json_schema"], message: "must be an object" });
+  }
+});
 
 export const chatBody = z.object({
   model: z.string(),
@@ -19,6 +51,18 @@ export const chatBody = z.object({
   stream: z.boolean().nullish(),
   stream_options: streamOptions,
   n: singleChoice,
+  ...samplingFields,
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  response_format: responseFormat.nullish(),
+  tools: z.array(z.looseObject({ type: safeString(64) })).max(128).nullish(),
+  tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: safeString(64) })]).nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+}).superRefine((body, ctx) => {
+  streamOptionsNeedStream(body, ctx);
+  if (body.top_logprobs != null && body.logprobs !== true) {
+    ctx.addIssue({ code: "custom", input: body.top_logprobs, path: ["top_logprobs"], message: "requires 'logprobs' to be true" });
+  }
 });
 export type ChatBody = z.output<typeof chatBody>;
 
@@ -28,14 +72,22 @@ export const completionBody = z.object({
   max_tokens: positiveInt.nullish(),
   temperature: temperature.nullish(),
   stream: z.literal(false).nullish(),
+  stream_options: streamOptions,
   n: singleChoice,
-});
+  ...samplingFields,
+  // the legacy API's logprobs is a count, not a flag
+  logprobs: z.number().int().min(0).max(5).nullish(),
+  echo: z.boolean().nullish(),
+}).superRefine(streamOptionsNeedStream);
 export type CompletionBody = z.output<typeof completionBody>;
 
 export const embeddingBody = z.object({
   model: z.string(),
   input: z.union([safeString(400_000), z.array(safeString(400_000)).min(1).max(2048)]),
   encoding_format: z.enum(["float", "base64"]).nullish(),
+  // checked here, sent upstream through the passthrough
+  dimensions: positiveInt.nullish(),
+  user: safeString(512).nullish(),
 });
 export type EmbeddingBody = z.output<typeof embeddingBody>;
 

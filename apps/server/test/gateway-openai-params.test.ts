@@ -1,0 +1,136 @@
+import { DEFAULT_PLANS } from "@gw/config";
+import { describe, expect, it } from "vitest";
+import { decodeBase64Floats } from "@gw/providers/openai/transform";
+import { fakeEmbedding } from "@gw/test-support/fake-upstreams/index";
+import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
+import { useSdkHarness } from "./support/sdk-harness";
+
+const messages = [{ role: "user", content: "hi there" }];
+
+describe("OpenAI request parameters: validated for every model, mapped or refused per protocol", () => {
+  // many refused requests in a row: a plan whose requests per minute do not get in the way
+  const h = useSdkHarness({ plans: DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 100_000 } : p)) });
+
+  const post = (path: string, body: Record<string, unknown>) => postJson(h.server, path, h.user.key, body);
+
+  /** A 400 invalid_parameter whose message names `param`, without any upstream call or charge. */
+  async function expectRefused(res: Response, param: string): Promise<string> {
+    expect(res.status).toBe(400);
+    const { error } = await readJson(res);
+    expect(error.code).toBe("invalid_parameter");
+    expect(error.message).toContain(`'${param}'`);
+    return error.message as string;
+  }
+
+  it.each(["textA-4", "textB-3-haiku"])("%s: wrong types and ranges of the known optional fields are 400, naming the field, before any upstream call", async (model) => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ stop: 5 }, "stop"],
+      [{ stop: ["a", "b", "c", "d", "e"] }, "stop"],
+      [{ stop: [1] }, "stop[0]"],
+      [{ top_p: "x" }, "top_p"],
+      [{ top_p: 1.5 }, "top_p"],
+      [{ presence_penalty: 5 }, "presence_penalty"],
+      [{ frequency_penalty: -2.5 }, "frequency_penalty"],
+      [{ logprobs: "yes" }, "logprobs"],
+      [{ logprobs: true, top_logprobs: 21 }, "top_logprobs"],
+      [{ top_logprobs: 2 }, "top_logprobs"],
+      [{ seed: 1.5 }, "seed"],
+      [{ user: 5 }, "user"],
+      [{ response_format: "json" }, "response_format"],
+      [{ response_format: { type: "xml" } }, "response_format.type"],
+      [{ response_format: { type: "json_schema", json_schema: "x" } }, "response_format.json_schema"],
+      [{ logit_bias: { 50256: 200 } }, "logit_bias.50256"],
+      [{ parallel_tool_calls: "no" }, "parallel_tool_calls"],
+      [{ tools: {} }, "tools"],
+    ];
+    for (const [extra, param] of cases) await expectRefused(await post("/v1/chat/completions", { model, messages, ...extra }), param);
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    expect(h.fakes.textB.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
+  });
+
+  it("textA: valid known fields and unknown ones go upstream as sent", async () => {
+    const extra = {
+      stop: ["END"], top_p: 0.5, presence_penalty: 1, frequency_penalty: -1, logprobs: true, top_logprobs: 3, seed: 7, user: "u-1",
+      response_format: { type: "json_object" }, logit_bias: { 50256: -100 }, some_new_field: { a: 1 },
+    };
+    const res = await post("/v1/chat/completions", { model: "textA-4", messages, ...extra });
+    expect(res.status).toBe(200);
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject(extra);
+  });
+
+  it("textB: stop, top_p and user are mapped to Messages fields; sampling hints without an equivalent are left out", async () => {
+    const res = await post("/v1/chat/completions", {
+      model: "textB-3-haiku", messages, stop: "END", top_p: 0.5, user: "u-1", seed: 7, presence_penalty: 1, frequency_penalty: 1,
+      logit_bias: { 50256: -100 }, logprobs: false, response_format: { type: "text" },
+    });
+    expect(res.status).toBe(200);
+    const sent = h.fakes.textB.lastRequest()?.json as Record<string, unknown>;
+    expect(sent).toMatchObject({ stop_sequences: ["END"], top_p: 0.5, metadata: { user_id: "u-1" } });
+    for (const field of ["stop", "user", "seed", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "response_format"]) {
+      expect(sent).not.toHaveProperty(field);
+    }
+  });
+
+  it("textB: fields that would change what the answer is (logprobs, JSON response formats) are 400 naming them, not ignored", async () => {
+    const model = "textB-3-haiku";
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ logprobs: true }, "logprobs"],
+      [{ logprobs: true, top_logprobs: 2 }, "logprobs"],
+      [{ response_format: { type: "json_object" } }, "response_format"],
+      [{ response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } } }, "response_format"],
+    ];
+    for (const stream of [false, true]) {
+      for (const [extra, param] of cases) {
+        const message = await expectRefused(await post("/v1/chat/completions", { model, messages, stream, ...extra }), param);
+        expect(message).toContain(model);
+      }
+    }
+    expect(h.fakes.textB.requests).toHaveLength(0);
+  });
+
+  it("max_completion_tokens over the model's cap is refused naming max_completion_tokens", async () => {
+    const message = await expectRefused(await post("/v1/chat/completions", { model: "textA-4", messages, max_completion_tokens: 5000 }), "max_completion_tokens");
+    expect(message).not.toContain("'max_tokens'");
+    const streamed = await post("/v1/chat/completions", { model: "textA-4", messages, max_completion_tokens: 5000, stream: true });
+    expect(await expectRefused(streamed, "max_completion_tokens")).not.toContain("'max_tokens'");
+  });
+
+  it("stream_options without stream: true is 400 naming stream_options, on /v1/chat/completions, /v1/completions and the task endpoint", async () => {
+    const options = { include_usage: true };
+    const message = await expectRefused(await post("/v1/chat/completions", { model: "textA-4", messages, stream_options: options }), "stream_options");
+    expect(message).toContain("only allowed when 'stream' is enabled");
+    await expectRefused(await post("/v1/chat/completions", { model: "textB-3-haiku", messages, stream: false, stream_options: options }), "stream_options");
+    await expectRefused(await post("/v1/completions", { model: "text-davinci-003", prompt: "hi", stream_options: options }), "stream_options");
+    await expectRefused(await post("/api/v1/task", { model: "textA-4", messages, stream_options: options }), "stream_options");
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    // null is "not given"
+    expect((await post("/v1/chat/completions", { model: "textA-4", messages, stream_options: null })).status).toBe(200);
+  });
+
+  it("embeddings: dimensions and user (and unknown fields) reach the upstream; their types are checked", async () => {
+    const res = await post("/v1/embeddings", { model: "text-embedding-ada-002", input: "hello", dimensions: 4, user: "u-1", some_new_field: true });
+    expect(res.status).toBe(200);
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ dimensions: 4, user: "u-1", some_new_field: true, encoding_format: "base64" });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ dimensions: 0 }, "dimensions"],
+      [{ dimensions: "4" }, "dimensions"],
+      [{ dimensions: 1.5 }, "dimensions"],
+      [{ user: 5 }, "user"],
+      [{ encoding_format: "hex" }, "encoding_format"],
+    ];
+    h.fakes.clearAll();
+    for (const [extra, param] of cases) await expectRefused(await post("/v1/embeddings", { model: "text-embedding-ada-002", input: "hello", ...extra }), param);
+    expect(h.fakes.textA.requests).toHaveLength(0);
+  });
+
+  it("embeddings: the upstream is always asked for base64; the client gets the encoding it asked for", async () => {
+    const asBase64 = await readJson(await post("/v1/embeddings", { model: "text-embedding-ada-002", input: "hello", encoding_format: "base64" }));
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ encoding_format: "base64" });
+    expect(decodeBase64Floats(asBase64.data[0].embedding as string)).toEqual(fakeEmbedding("hello"));
+    const asFloat = await readJson(await post("/v1/embeddings", { model: "text-embedding-ada-002", input: "hello" }));
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ encoding_format: "base64" });
+    expect(asFloat.data[0].embedding).toEqual(fakeEmbedding("hello"));
+  });
+});
