@@ -2,7 +2,7 @@ import { DEFAULT_PLANS } from "@gw/config";
 import { describe, expect, it } from "vitest";
 import { decodeBase64Floats } from "@gw/providers/openai/transform";
 import { fakeEmbedding } from "@gw/test-support/fake-upstreams/index";
-import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 
 const messages = [{ role: "user", content: "hi there" }];
@@ -86,6 +86,17 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
         const message = await expectRefused(await post("/v1/chat/completions", { model, messages, stream, ...extra }), param);
         expect(message).toContain(model);
       }
+    }
+    expect(h.fakes.textB.requests).toHaveLength(0);
+  });
+
+  it("textB: those refusals, and a conversation of system prompts alone, come before the credit hold (an account without credits still gets the 400)", async () => {
+    const broke = await fundedUser(h.server, 0);
+    for (const stream of [false, true]) {
+      const res = await postJson(h.server, "/v1/chat/completions", broke.key, { model: "textB-3-haiku", messages, stream, logprobs: true });
+      await expectRefused(res, "logprobs");
+      const systemOnly = await postJson(h.server, "/v1/chat/completions", broke.key, { model: "textB-3-haiku", messages: [{ role: "system", content: "be brief" }], stream });
+      expect(await expectRefused(systemOnly, "messages")).toContain("at least one user or assistant message");
     }
     expect(h.fakes.textB.requests).toHaveLength(0);
   });

@@ -54,6 +54,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     async *chatStream(req): AsyncGenerator<ChatStreamEvent> {
       yield* pick(text, req.model, "chat").chatStream(req);
     },
+    checkChat: (req) => pick(text, req.model, "chat").check?.(req),
     completion: async (req) => {
       if (req.model.protocol !== "openai") throw wrongKind(req.model, "completions");
       return openai.completion(req);

@@ -179,6 +179,8 @@ export interface TranscriptionResult {
 export interface ProviderGateway {
   chat(req: ChatRequest): Promise<ChatResult>;
   chatStream(req: ChatRequest): AsyncIterable<ChatStreamEvent>;
+  /** Throws the model's protocol's 400s for this request (fields it has no form for) without calling upstream. */
+  checkChat(req: ChatRequest): void;
   completion(req: CompletionRequest): Promise<CompletionResult>;
   embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
   generateImage(req: ImageRequest): Promise<ImageResult>;

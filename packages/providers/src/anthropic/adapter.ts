@@ -14,6 +14,9 @@ export function createAnthropicAdapter(client: UpstreamClient, endpointFor: Endp
     async chat(req) {
       return parseMessagesResponse(await client.json({ ...build(req, false), signal: req.signal, parseError }));
     },
+    check(req) {
+      build(req, false);
+    },
     chatStream(req) {
       return foldTextStream({
         events: client.events({ ...build(req, true), signal: req.signal, parseError }),

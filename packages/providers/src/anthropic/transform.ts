@@ -116,6 +116,8 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   // Messages takes the system prompt as a field of its own, not as a message.
   const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
   const messages = req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id));
+  // Messages refuses a conversation of system prompts alone: say so before any call (and any hold).
+  if (messages.length === 0) throw invalidParameter("messages", `needs at least one user or assistant message for model '${req.model.id}'`);
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: req.maxTokens ?? defaultMaxTokens, messages };
   if (system) body.system = system;
   // Anthropic's range is 0..1 where OpenAI's is 0..2: clamp rather than reject a valid OpenAI value.

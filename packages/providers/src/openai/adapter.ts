@@ -13,6 +13,8 @@ import {
 export interface TextAdapter {
   chat(req: ChatRequest): Promise<ChatResult>;
   chatStream(req: ChatRequest): AsyncIterable<ChatStreamEvent>;
+  /** Throws the 400s this protocol has for the request (what it cannot carry), before any money moves. */
+  check?(req: ChatRequest): void;
 }
 
 export interface OpenAiAdapter extends TextAdapter {

@@ -4,7 +4,7 @@ import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
 import { textCost } from "../money/pricing";
-import { completionBudget, countPromptTokens, type TextCall } from "./text";
+import { chatRequest, completionBudget, countPromptTokens, type TextCall } from "./text";
 import { usageRecord, type RequestMeta } from "./request-meta";
 
 export interface StreamFormat {
@@ -83,6 +83,8 @@ class SseWriter {
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
   const promptTokens = countPromptTokens(deps, call);
   const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
+  const request = chatRequest(call, meta);
+  deps.providers.checkChat(request);
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(call.model, { promptTokens, completionTokens: budget }), {
     requestId: meta.requestId, model: call.model.id, endpoint: meta.endpoint, stream: true,
   });
@@ -97,10 +99,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     sse.chunk({ role: "assistant", content: "" }, null);
   };
   try {
-    for await (const event of deps.providers.chatStream({
-      model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens, temperature: call.temperature,
-      passthrough: call.passthrough, signal: meta.signal,
-    })) {
+    for await (const event of deps.providers.chatStream(request)) {
       start();
       if (event.type === "delta") {
         if (event.delta !== undefined || event.logprobs !== undefined) {

@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import { chatOutputText, countToolCallTokens, type ChatMessage, type ChatResult, type CompletionResult } from "@gw/providers";
+import { chatOutputText, countToolCallTokens, type ChatMessage, type ChatRequest, type ChatResult, type CompletionResult } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
@@ -74,18 +74,20 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   }));
 }
 
+/** The providers' request for a text call. */
+export function chatRequest(call: TextCall, meta: RequestMeta): ChatRequest {
+  return {
+    model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens, temperature: call.temperature,
+    passthrough: call.passthrough, signal: meta.signal,
+  };
+}
+
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
   const promptTokens = countPromptTokens(deps, call);
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat({
-    model: call.model,
-    messages: call.messages,
-    wireMessages: call.wireMessages,
-    maxTokens: call.maxTokens,
-    temperature: call.temperature,
-    passthrough: call.passthrough,
-    signal: meta.signal,
-  }), chatOutputText);
+  const request = chatRequest(call, meta);
+  deps.providers.checkChat(request);
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat(request), chatOutputText);
 }
 
 export function runCompletion(
