@@ -348,6 +348,17 @@ describe("limits, idempotency and the usage API", () => {
     expect(anonymous.headers.get("cache-control")).toBe("no-store");
   });
 
+  it("GET /api/usage: output_bytes is the text produced, streamed or not", async () => {
+    const user = await fundedUser(server, 1);
+    expect((await postJson(server, "/v1/chat/completions", user.key, chat("same words"))).status).toBe(200);
+    const streamed = await postJson(server, "/v1/chat/completions", user.key, chat("same words", { stream: true }));
+    expect(streamed.status).toBe(200);
+    await streamed.text();
+    const res = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
+    const { data } = await readJson(res);
+    expect(data.map((r: { output_bytes: number }) => r.output_bytes)).toEqual([Buffer.byteLength("Echo: same words"), Buffer.byteLength("Echo: same words")]);
+  });
+
   it("GET /api/usage: ISO 8601 dates and plain whole numbers only; a date-only `to` includes its day", async () => {
     const user = await fundedUser(server, 1);
     await postJson(server, "/v1/chat/completions", user.key, chat("one"));

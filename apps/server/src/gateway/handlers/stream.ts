@@ -17,7 +17,6 @@ export interface StreamFormat {
 
 /** Writes OpenAI-style server-sent events. */
 class SseWriter {
-  private bytes = 0;
 
   constructor(private readonly res: Response, private readonly format: StreamFormat, private readonly model: string) {}
 
@@ -33,7 +32,6 @@ class SseWriter {
 
   private write(payload: string): void {
     if (this.res.destroyed || this.res.writableEnded) return;
-    this.bytes += Buffer.byteLength(payload);
     this.res.write(`data: ${payload}\n\n`);
   }
 
@@ -69,9 +67,6 @@ class SseWriter {
     if (!this.res.writableEnded) this.res.end();
   }
 
-  get outputBytes(): number {
-    return this.bytes;
-  }
 }
 
 /**
@@ -128,7 +123,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     const produced = { promptTokens: reportedPrompt ?? promptTokens, completionTokens: deps.providers.countTokens(emitted) };
     const cost = await hold.settle(textCost(call.model, produced), usageRecord(deps, meta, {
       model: call.model.id, type: "text", promptTokens: produced.promptTokens,
-      completionTokens: produced.completionTokens, outputBytes: sse.outputBytes, status: "partial",
+      completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
     }));
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
     sse.error(err);
@@ -136,8 +131,8 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     return;
   }
   start();
-  // The usage chunk reports the charge, and the usage record counts the bytes of the whole stream: settled last,
-  // for the quoted cost (the writes below are synchronous, so the quote still holds at the settle).
+  // The usage chunk reports the charge: settled last, for the quoted cost (the writes below are synchronous, so the
+  // quote still holds at the settle). Output bytes are those of the text produced, as for a non-streamed answer.
   const cost = hold.quote(textCost(call.model, final.usage));
   try {
     sse.chunk({}, final.finishReason);
@@ -146,7 +141,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   } finally {
     await hold.settle(cost, usageRecord(deps, meta, {
       model: call.model.id, type: "text", promptTokens: final.usage.promptTokens,
-      completionTokens: final.usage.completionTokens, outputBytes: sse.outputBytes,
+      completionTokens: final.usage.completionTokens, outputBytes: Buffer.byteLength(emitted),
     }));
   }
 }
