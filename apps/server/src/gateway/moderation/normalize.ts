@@ -42,7 +42,10 @@ export function foldText(input: string): string {
     .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c);
 }
 
-/** Lower-case words of letters and digits separated by single spaces: the form every term and rule is matched on. */
+/**
+ * Lower-case words of letters and digits separated by single spaces, clauses by " | ": the form every term and rule is
+ * matched on.
+ */
 export function normalizeText(input: string): string {
   return normalizeFolded(foldText(input));
 }
@@ -55,7 +58,10 @@ export function normalizeFolded(foldedText: string): string {
   const unleet = folded.replace(/(?<=\p{L})[013457]+|[013457@$]+(?=\p{L})/gu, (m) => [...m].map((c) => LEET[c] ?? c).join(""));
   // "n.u.d.e", "n-u-d-e", "n*u*d*e" -> "nude" (punctuation between single letters), before separators become spaces.
   const joined = unleet.replace(/(?<![\p{L}\p{N}])\p{L}(?:[.\-_*+~|/]+\p{L}(?![\p{L}\p{N}])){2,}/gu, (m) => m.replace(/[^\p{L}]/gu, ""));
-  const words = joined.replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  // Clause punctuation becomes a boundary no phrase or rule matches across: "cinematic shot, a young man" is not
+  // "shot a young man", "an old sailor, moon rising" not "sailor moon".
+  const clauses = joined.replace(/[^\p{L}\p{N}]*[,.;:!?()[\]{}"\n]+[^\p{L}\p{N}]*/gu, " | ");
+  const words = clauses.replace(/[^\p{L}\p{N}|]+/gu, " ").replace(/^[ |]+|[ |]+$/g, "");
   return joinSpelledOut(words);
 }
 

@@ -1,7 +1,7 @@
 import { AppError } from "@gw/shared";
 import { foldText, normalizeFolded, normalizeText } from "./normalize";
 import { CONTEXT_RULES } from "./rules";
-import { CATEGORY_LABELS, PERSONAL_PATTERNS, TERMS, type ModerationCategory } from "./terms";
+import { CATEGORY_LABELS, HARMLESS_PHRASES, PERSONAL_PATTERNS, TERMS, type ModerationCategory } from "./terms";
 
 export interface ModerationVerdict {
   flagged: boolean;
@@ -23,10 +23,15 @@ function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The harmless phrases as one whole-word regex; each match becomes a clause boundary. */
+const HARMLESS = new RegExp(`(?:^| )(?:${HARMLESS_PHRASES.map((p) => escape(normalizeText(p))).sort((a, b) => b.length - a.length).join("|")})(?= |$)`, "g");
+
 /** Per category, in this order: one regex of its terms (whole-word alternatives) and its context rules, compiled once. */
 const CATEGORY_CHECKS = (Object.keys(TERMS) as ModerationCategory[]).map((category) => {
   const alternatives = TERMS[category]
-    .map((t) => normalizeText(t).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .map((t) => escape(normalizeText(t)))
     .sort((a, b) => b.length - a.length);
   return {
     category,
@@ -40,7 +45,7 @@ export function checkLocalPolicy(...texts: Array<string | undefined | null>): Mo
   for (const raw of texts) {
     if (!raw) continue;
     const folded = foldText(raw);
-    const normalized = normalizeFolded(folded);
+    const normalized = normalizeFolded(folded).replace(HARMLESS, " |");
     for (const { category, terms, rules } of CATEGORY_CHECKS) {
       const m = terms.exec(normalized);
       if (m) return { flagged: true, category, match: m[1] };

@@ -25,11 +25,12 @@ const DETERMINER = any(
 
 // --- violence: a killing verb aimed at a person ("a soldier killing a child"; "killing time", "shooting star" pass)
 
+// Not "shoot"/"shot" (photography: "cinematic shot", "a photographer shooting a model") nor "beat" (games: "beating
+// his friend at chess"): their violent uses are listed as phrases in terms.ts ("shot in the head", "beaten to death").
 const HARM_VERB = any(
-  "kill", "kills", "killing", "killed", "shoot", "shoots", "shooting", "shot", "strangle", "strangles", "strangling", "strangled",
-  "choke", "chokes", "choking", "choked", "execute", "executes", "executing", "executed", "slaughter", "slaughters", "slaughtering",
-  "butcher", "butchers", "butchering", "butchered", "beat", "beats", "beating", "burn", "burns", "burning", "burned", "burnt",
-  "stab", "drown", "drowning",
+  "kill", "kills", "killing", "killed", "strangle", "strangles", "strangling", "strangled", "choke", "chokes", "choking",
+  "choked", "execute", "executes", "executing", "executed", "slaughter", "slaughters", "slaughtering", "butcher", "butchers",
+  "butchering", "butchered", "burn", "burns", "burning", "burned", "burnt", "stab", "drown", "drowning",
 );
 const VICTIM_ADJECTIVE = any(
   "young", "little", "small", "innocent", "unarmed", "helpless", "defenseless", "defenceless", "old", "elderly", "pregnant",
@@ -45,6 +46,15 @@ const PERSON = any(
   "civilian", "soldier", "villager", "student", "teen", "teenager", "victim", "officer", "cop", "protester", "refugee",
   "wife", "husband", "mother", "father", "son", "daughter", "brother", "sister", "neighbor", "neighbour", "friend",
 );
+// Shooting and beating are violent when their object is plainly a victim ("soldiers shooting an unarmed man", "a gang
+// beating a helpless woman"); "an old woman" or "his friend" alone is a photo subject or a chess opponent.
+const SHOOT_OR_BEAT = any("shoot", "shoots", "shooting", "beat", "beats", "beating");
+const VICTIM = any(
+  "unarmed", "helpless", "innocent", "defenseless", "defenceless", "kneeling", "begging", "screaming", "crying", "wounded",
+  "injured", "pregnant", "handcuffed", "bound", "restrained",
+);
+const SHOOTING_A_VICTIM = words(`${SHOOT_OR_BEAT} (?:${DETERMINER} )?(?:[a-z]+ )?${VICTIM} (?:[a-z]+ )?${PERSON}`);
+
 // A singular person needs a determiner ("killing a man"), so the "Burning Man festival" passes; a possessive is not
 // the victim ("burning the children's drawings").
 const HARMING_A_PERSON = words(
@@ -78,6 +88,7 @@ const DEHUMANIZING = words(`${GROUP}(?: ${DEPICTED})? as (?:${DETERMINER} )?(?:[
 
 // --- intellectual property: names that are also ordinary words or names, with the franchise that makes them a character
 
+const DISNEY = any("disney", "pixar");
 const NINTENDO = any("nintendo", "bowser", "princess peach", "yoshi", "mushroom kingdom", "goomba", "goombas", "koopa");
 const MARVEL_BRAND = words(
   `marvel ${any(
@@ -129,6 +140,7 @@ const COPIED_DOCUMENT = words(
 export const CONTEXT_RULES: ContextRule[] = [
   { category: "sexual", name: "suggestive with revealing clothes", pattern: SUGGESTIVE, context: REVEALING },
   { category: "violence", name: "harming a person", pattern: HARMING_A_PERSON },
+  { category: "violence", name: "shooting or beating a victim", pattern: SHOOTING_A_VICTIM },
   { category: "hate", name: "people depicted as animals", pattern: DEHUMANIZING },
   { category: "intellectual_property", name: "marvel brand", pattern: MARVEL_BRAND },
   { category: "intellectual_property", name: "mario", pattern: words("mario"), context: words(any(NINTENDO, "luigi")) },
@@ -138,6 +150,12 @@ export const CONTEXT_RULES: ContextRule[] = [
   { category: "intellectual_property", name: "sonic", pattern: words("sonic"), context: words(any("sega", "hedgehog", "tails", "knuckles")) },
   { category: "intellectual_property", name: "elsa", pattern: words("elsa"), context: words(any("frozen", "disney", "arendelle", "olaf", "anna")) },
   { category: "intellectual_property", name: "joker", pattern: words("joker"), context: words(any("batman", "gotham")) },
+  // a real place (the Naruto whirlpools), a landmark (Copenhagen's Little Mermaid), a natural phrase (a lion king of the savanna)
+  { category: "intellectual_property", name: "naruto", pattern: words("naruto"), context: words(any("anime", "manga", "ninja", "hokage", "konoha", "uzumaki", "sasuke", "kakashi", "itachi", "akatsuki")) },
+  { category: "intellectual_property", name: "little mermaid", pattern: words("little mermaid"), context: words(any(DISNEY, "ariel", "ursula", "sebastian", "flounder")) },
+  { category: "intellectual_property", name: "lion king", pattern: words("lion king"), context: words(any(DISNEY, "simba", "mufasa", "pumbaa", "timon", "pride rock", "hakuna matata")) },
+  // the horny toad and horned lizards are animals
+  { category: "sexual", name: "horny", pattern: words("horny(?! (?:toad|toads|lizard|lizards))") },
   { category: "personal_information", name: "named person's document", pattern: NAMED_PERSONS_DOCUMENT },
   { category: "personal_information", name: "document of a person", pattern: DOCUMENT_OF_PERSON },
   { category: "personal_information", name: "document details", pattern: DOCUMENT_DETAILS },
