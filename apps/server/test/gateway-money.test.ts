@@ -275,6 +275,28 @@ describe("limits, idempotency and the usage API", () => {
     expect(statuses).toEqual([200, 200, 429]);
   });
 
+  it("a client that leaves while its limits are checked does not keep a concurrency slot", async () => {
+    const user = await fundedUser(server, 1);
+    const plans = server.app.context.plans;
+    const planFor = plans.planFor.bind(plans);
+    // a slow plan lookup (a cache miss reads the database) keeps the request in admission while the client leaves
+    plans.planFor = async (userId) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return planFor(userId);
+    };
+    try {
+      for (let i = 0; i < 2; i++) {
+        const aborted = postJson(server, "/v1/chat/completions", user.key, chat("gone"), {}, AbortSignal.timeout(100));
+        await expect(aborted).rejects.toThrow();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    } finally {
+      plans.planFor = planFor;
+    }
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat("still served"));
+    expect(res.status).toBe(200);
+  });
+
   it("Idempotency-Key replays the first answer without a second charge; a concurrent duplicate gets 409", async () => {
     const user = await fundedUser(server, 1);
     const headers = { "idempotency-key": "order-1" };

@@ -27,8 +27,8 @@ export function authHeaders(key: string, json = true): Record<string, string> {
   return { authorization: `Bearer ${key}`, ...(json ? { "content-type": "application/json" } : {}) };
 }
 
-export async function postJson(server: TestServer, path: string, key: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${server.url}${path}`, { method: "POST", headers: { ...authHeaders(key), ...headers }, body: JSON.stringify(body) });
+export async function postJson(server: TestServer, path: string, key: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${server.url}${path}`, { method: "POST", headers: { ...authHeaders(key), ...headers }, body: JSON.stringify(body), signal });
 }
 
 /**

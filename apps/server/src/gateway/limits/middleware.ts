@@ -9,6 +9,13 @@ export function enforceLimits(ctx: AppContext, limits: RequestLimits): RequestHa
     const principal = principalOf(res);
     const plan = await ctx.plans.planFor(principal.userId);
     const { headers, slot } = await limits.admit(principal.userId, plan);
+    // A client that left while the limits were checked (a plan or Redis round trip) has had its `close` already:
+    // a listener added now would never run and the slot would stay taken (for good in memory). Nobody is waiting
+    // for this answer, so the request ends here.
+    if (res.destroyed) {
+      slot.release();
+      return;
+    }
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.once("close", () => slot.release());
     next();
