@@ -390,6 +390,9 @@ describe("limits, idempotency and the usage API", () => {
       ["from=1", /'from'.*ISO 8601/],
       ["from=12345", /'from'.*ISO 8601/],
       ["from=2026-13-01", /'from'.*ISO 8601/],
+      // days that do not exist are refused, not rolled over into the next month
+      ["from=2026-02-30", /'from'.*ISO 8601/],
+      ["to=2026-04-31T10:00:00Z", /'to'.*ISO 8601/],
       ["to=2026-01-01T10:00", /'to'.*ISO 8601/],
       ["page=0x10", /'page'.*whole number/],
       ["per_page=1e1", /'per_page'.*whole number/],

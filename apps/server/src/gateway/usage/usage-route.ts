@@ -13,8 +13,14 @@ const MAX_RANGE_DAYS = 366;
 // ISO 8601 only (Date.parse alone also takes "Tue, 1 Jan 2030" or "1"): a date, or a date and time with an offset.
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+/** A day that exists: Date.parse rolls 2026-02-30 over to March 2 instead of refusing it. */
+const isCalendarDay = (s: string): boolean => {
+  const day = s.slice(0, 10);
+  const parsed = Date.parse(`${day}T00:00:00Z`);
+  return !Number.isNaN(parsed) && new Date(parsed).toISOString().slice(0, 10) === day;
+};
 const isoDate = z.string().max(40)
-  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date (2026-11-01 or 2026-11-01T12:00:00Z)" });
+  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)) && isCalendarDay(s), { message: "must be an ISO 8601 date (2026-11-01 or 2026-11-01T12:00:00Z)" });
 /** `from`: the instant given (a date alone is its start, 00:00 UTC). */
 const fromParam = isoDate.transform((s) => new Date(s));
 /** `to` is exclusive, except that a date alone includes that whole day (UTC). */
