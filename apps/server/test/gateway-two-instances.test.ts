@@ -4,7 +4,7 @@ import { randomBase62 } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
-import { balanceMicros, fundedUser, postJson } from "./support/gateway-fixtures";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { startRedis } from "./support/redis";
 
 describe("two gateway instances sharing one database and one Redis", () => {
@@ -65,6 +65,26 @@ describe("two gateway instances sharing one database and one Redis", () => {
     const results = await Promise.all([a, b, a, b, a, b].map((s) => postJson(s, "/v1/chat/completions", user.key, body, { "x-request-id": "same-id-123" })));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
+  });
+
+  it("an instance declared dead while it was silent never gives its swept reservation back a second time", async () => {
+    const user = await fundedUser(a, 10);
+    const credits = async (server: TestServer) => (await readJson(await fetch(`${server.url}/api/billing/credits`, { headers: { authorization: `Bearer ${user.key}` } }))).balance;
+    expect((await postJson(a, "/api/v1/imageA/generate", user.key, { prompt: "a kite" })).status).toBe(200);
+    await a.app.context.ledger.flushCharges(user.userId);
+    expect(await credits(a)).toBe(9.9);
+    // `a` reserved a chunk of the user's credits for later requests, then fell silent longer than the dead-instance
+    // limit (a stall, or the database out of its reach), so `b` released that reservation...
+    const [hold] = await b.app.context.ledger.entries(user.userId, { kinds: ["hold"] });
+    const instanceId = hold?.reservationId?.replace(/^rsv:/, "");
+    await b.db.connection.collection<{ _id: string; seenAt: Date }>("ledger_instances").updateOne({ _id: instanceId }, { $set: { seenAt: new Date(0) } });
+    expect(await b.app.context.ledger.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
+    expect(await credits(b)).toBe(9.9);
+    // ...and when `a` comes back, its background flush of an idle user must not give the same credits back again.
+    a.clock.advance(121_000);
+    await a.app.context.ledger.flush();
+    expect(await credits(b)).toBe(9.9);
+    expect(await credits(a)).toBe(9.9);
   });
 
   it("a key revoked on one instance is refused by the other within 1 s", async () => {

@@ -38,14 +38,30 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
   const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
   let alive = true;
+  /** when this instance last confirmed it is still registered (its reservations not swept) */
+  let lastBeatAt = clock.now();
 
   async function beat(): Promise<void> {
     if (!alive) return;
-    if (!(await repo.beat(instanceId, new Date(clock.now())))) {
-      // Declared dead while stalled: another instance already released our reservations.
-      alive = false;
-      book.abandon();
+    const at = clock.now();
+    if (await repo.beat(instanceId, new Date(at))) {
+      lastBeatAt = at;
+      return;
     }
+    // Declared dead while stalled: another instance already released our reservations.
+    alive = false;
+    book.abandon();
+  }
+
+  /**
+   * After a silence long enough that another instance may have swept this one's reservations (a stall, or the
+   * database out of reach while requests were served from memory), a release would give the same credits back a
+   * second time: confirm first that this instance is still registered. A beat that finds it declared dead drops the
+   * reservations instead; one that fails leaves everything queued for the next round.
+   */
+  async function flushBook(force: boolean): Promise<void> {
+    if (alive && clock.now() - lastBeatAt >= deadAfterMs / 2) await beat();
+    await book.flush(force);
   }
 
   async function sweepDeadInstances(): Promise<number> {
@@ -135,7 +151,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       return sweepDeadInstances();
     },
 
-    flush: () => book.flush(true),
+    flush: () => flushBook(true),
 
     flushCharges: (userId) => book.flushCharges(userId),
 
@@ -159,7 +175,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     async close() {
       for (const timer of timers) clearInterval(timer);
       try {
-        await book.flush(true);
+        await flushBook(true);
         // With requests still in flight the reservation stays, and the sweeper of another instance releases it.
         if (alive && book.isEmpty()) await repo.forgetInstance(instanceId);
       } catch {
@@ -176,7 +192,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     timer.unref();
     timers.push(timer);
   };
-  every(options.flushIntervalMs ?? 200, () => book.flush(false));
+  every(options.flushIntervalMs ?? 200, () => flushBook(false));
   every(options.heartbeatIntervalMs ?? 5_000, () => ledger.releaseExpiredHolds());
   return ledger;
 }
