@@ -19,9 +19,14 @@ export interface RequestMeta {
 export function requestMeta(deps: GatewayDeps, req: Request, res: Response): RequestMeta {
   const principal = principalOf(res);
   const cancellation = new Cancellation();
-  res.once("close", () => {
-    if (!res.writableFinished) cancellation.abort();
-  });
+  // A client that left before the handler ran (during an idempotency lookup, say) has had its `close` already:
+  // the call is cancelled at once, so nothing is sent upstream and nothing is charged.
+  if (res.destroyed) cancellation.abort();
+  else {
+    res.once("close", () => {
+      if (!res.writableFinished) cancellation.abort();
+    });
+  }
   return {
     userId: principal.userId,
     keyId: principal.keyId,
