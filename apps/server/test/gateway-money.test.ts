@@ -2,6 +2,7 @@ import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "@gw/providers";
 import { FAKE_IMAGE_TOKENS, fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { IdempotencyStore } from "../src/gateway/idempotency/idempotency-store";
 import { IMAGE_PART_TOKENS } from "../src/gateway/money/pricing";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
@@ -333,6 +334,25 @@ describe("limits, idempotency and the usage API", () => {
     expect(other.status).toBe(409);
     expect(other.headers.get("x-should-retry")).toBe("false");
     expect(await readJson(other)).toEqual({ error: { message: "This Idempotency-Key was already used with a different request.", type: "invalid_request_error", code: "conflict" } });
+  });
+
+  it("expired Idempotency-Key records are swept: a done one after its TTL, a pending one after the pending TTL", async () => {
+    const store = new IdempotencyStore(server.db, { ttlMs: 60_000, pendingTtlMs: 10_000, now: () => server.clock.now() });
+    const prefix = `sweep-${Date.now()}`;
+    const stored = async () => (await server.db.connection.collection<{ _id: string }>("gateway_idempotency")
+      .find({ _id: { $in: ["done", "pending", "fresh"].map((k) => `${prefix}:${k}`) } }).toArray()).map((d) => d._id.slice(prefix.length + 1)).sort();
+    await store.begin(`${prefix}:done`, "f1");
+    await store.complete(`${prefix}:done`, { status: 200, body: { ok: true }, headers: {} });
+    await store.begin(`${prefix}:pending`, "f2");
+    server.clock.advance(30_000);
+    await store.begin(`${prefix}:fresh`, "f3");
+    // 30 s later only the pending record is past its TTL
+    expect(await store.sweep()).toBeGreaterThanOrEqual(1);
+    expect(await stored()).toEqual(["done", "fresh"]);
+    expect(await store.begin(`${prefix}:done`, "f1")).toMatchObject({ kind: "replay" });
+    server.clock.advance(40_000);
+    await store.sweep();
+    expect(await stored()).toEqual([]);
   });
 
   it("GET /api/usage: records newest first, paginated, totals per day and model", async () => {

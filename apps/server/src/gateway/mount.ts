@@ -20,6 +20,8 @@ import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
 
 const HEALTH_TIMEOUT_MS = 400;
+/** How often expired Idempotency-Key records are deleted. */
+const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
 /** The gateway routes: task, image and chat-compatible endpoints, the model list and the usage API. */
 export async function mountGateway(
@@ -39,6 +41,8 @@ export async function mountGateway(
     pendingTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000,
     now: () => ctx.clock.now(),
   });
+  const stopSweeping = idempotencyStore.sweepEvery(IDEMPOTENCY_SWEEP_MS, (err) => ctx.logger.warn({ err: (err as Error).message }, "idempotency sweep failed"));
+  ctx.onShutdown(stopSweeping);
 
   const auth = authenticate(ctx);
   const limited: RequestHandler[] = [auth, enforceLimits(ctx, limits)];

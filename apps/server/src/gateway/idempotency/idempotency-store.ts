@@ -78,5 +78,28 @@ export class IdempotencyStore {
   async abandon(id: string): Promise<void> {
     await this.model.deleteOne({ _id: id, state: "pending" });
   }
+
+  /**
+   * Deletes the records that can no longer be replayed (the database may have no TTL index: FerretDB has none), so the
+   * collection holds at most a TTL's worth of answers. Returns how many went.
+   */
+  async sweep(): Promise<number> {
+    const now = this.opts.now();
+    // the driver's collection: the filter's operators are ours (mongoose's sanitizeFilter would neutralise them)
+    const result = await this.model.collection.deleteMany({
+      $or: [
+        { state: "done", createdAt: { $lt: new Date(now - this.opts.ttlMs) } },
+        { state: "pending", createdAt: { $lt: new Date(now - this.opts.pendingTtlMs) } },
+      ],
+    });
+    return result.deletedCount;
+  }
+
+  /** Sweeps every `intervalMs` in the background until the returned stop function is called. */
+  sweepEvery(intervalMs: number, onError: (err: unknown) => void): () => void {
+    const timer = setInterval(() => void this.sweep().catch(onError), intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
 }
 
