@@ -118,6 +118,39 @@ describe("local image policy", () => {
     expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
   });
 
+  // Known false positives and the real violations around them: each harmless prompt passes, each violation stays blocked.
+  it.each([
+    "the Boston Massacre painting in a history book",
+    "a Hindu swastika on a temple door",
+    "a Buddhist swastika carved in stone",
+    "a Louis Vuitton bag on a table",
+    "a passport of Canada on a desk",
+    "passports of New Zealand and Japan",
+    "an old sailor moon tattoo",
+  ])("lets the false positive %j through", (prompt) => {
+    expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
+  });
+
+  it.each([
+    ["a massacre of villagers", "violence"],
+    ["the Boston Massacre with corpses in the snow", "violence"],
+    ["a swastika on a temple door", "hate"],
+    ["a nazi swastika on a Hindu temple", "hate"],
+    ["a Hindu swastika painted on a synagogue", "hate"],
+    ["a swastika armband", "hate"],
+    ["Louis Vuitton logo pattern", "intellectual_property"],
+    ["a Louis Vuitton monogram print", "intellectual_property"],
+    ["a passport of Canada with her name and date of birth", "personal_information"],
+    ["a passport of Canada belonging to John Smith", "personal_information"],
+    ["the passport of John Smith", "personal_information"],
+    ["Sailor Moon", "intellectual_property"],
+    ["a Sailor Moon tattoo", "intellectual_property"],
+    ["an old Sailor Moon anime poster", "intellectual_property"],
+    ["an old sailor moon tattoo of Usagi and Tuxedo Mask", "intellectual_property"],
+  ])("still flags %j as %s", (prompt, category) => {
+    expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
+  });
+
   // Ordinary prompts: the rules above must leave them alone. The first three were rejected in the second audit.
   it.each([
     "a bridge, a marvel of modern engineering",

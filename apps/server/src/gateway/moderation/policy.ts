@@ -50,7 +50,7 @@ export function checkLocalPolicy(...texts: Array<string | undefined | null>): Mo
       const m = terms.exec(normalized);
       if (m) return { flagged: true, category, match: m[1] };
       for (const rule of rules) {
-        if (rule.pattern.test(normalized) && (!rule.context || rule.context.test(normalized))) {
+        if (rule.pattern.test(normalized) && (!rule.context || rule.context.test(normalized)) && !rule.unless?.test(normalized)) {
           return { flagged: true, category, match: rule.name };
         }
       }

@@ -12,6 +12,8 @@ export interface ContextRule {
   pattern: RegExp;
   /** when set, the rule fires only if this also matches somewhere in the same text */
   context?: RegExp;
+  /** when set, the rule does not fire if this matches somewhere in the same text */
+  unless?: RegExp;
 }
 
 const any = (...alternatives: string[]): string => `(?:${alternatives.join("|")})`;
@@ -86,10 +88,32 @@ const DEPICTED = any("drawn", "depicted", "portrayed", "shown", "pictured", "rep
 // animals for a school play" passes.
 const DEHUMANIZING = words(`${GROUP}(?: ${DEPICTED})? as (?:${DETERMINER} )?(?:[a-z]+ )?${ANIMAL}`);
 
+// --- hate: the swastika, except as the Hindu, Buddhist and Jain symbol it also is, unless Nazi context comes with it
+
+const SWASTIKA = words("swastikas?");
+const RELIGIOUS_SWASTIKA = words(
+  any("hindu", "hindus", "hinduism", "buddhist", "buddhists", "buddhism", "jain", "jains", "jainism", "sanskrit", "diwali", "rangoli", "vedic"),
+);
+const NAZI_CONTEXT = words(
+  any(
+    "nazi", "nazis", "hitler", "reich", "ss", "wehrmacht", "gestapo", "fascist", "fascists", "fascism", "aryan", "kkk", "jew", "jews",
+    "jewish", "synagogue", "synagogues", "armband", "armbands", "rally", "white power", "white pride",
+  ),
+);
+
 // --- intellectual property: names that are also ordinary words or names, with the franchise that makes them a character
 
 const DISNEY = any("disney", "pixar");
 const NINTENDO = any("nintendo", "bowser", "princess peach", "yoshi", "mushroom kingdom", "goomba", "goombas", "koopa");
+// "an old sailor moon tattoo" is an old sailor's moon tattoo: "sailor" described as a person is a sailor, and the phrase
+// is the character only with its franchise; "Sailor Moon" and "a Sailor Moon tattoo" are the character.
+const SAILOR_AS_PERSON = any("old", "young", "drunken", "drunk", "lonely", "lone", "retired", "weathered", "grizzled", "bearded", "salty", "tired");
+const SAILOR_MOON_FRANCHISE = any(
+  "anime", "manga", "cartoon", "episode", "episodes", "series", "character", "characters", "cosplay", "figurine", "fan art",
+  "usagi", "tsukino", "tuxedo mask", "sailor scout", "sailor scouts", "sailor senshi", "sailor guardian", "sailor guardians",
+  "sailor mercury", "sailor mars", "sailor jupiter", "sailor venus", "sailor chibi moon", "chibiusa", "moon prism", "magical girl",
+);
+
 const MARVEL_BRAND = words(
   `marvel ${any(
     "s", "comic", "comics", "studio", "studios", "universe", "cinematic", "entertainment", "superhero", "superheroes", "hero",
@@ -116,19 +140,41 @@ const ANYONE = any(
 // "<Name>'s passport" (normalized "john smith s passport"), unless the possessor follows a determiner: "a traveler's
 // passport", "my neighbour's passport" and "her passport" are props in a scene.
 const NAMED_PERSONS_DOCUMENT = words(`(?<!(?:^| )${DETERMINER}(?: [a-z]+)? )(?!${ANYONE} )[a-z]+ s ${DOCUMENT}`);
+/** "passport of Canada" is a country's passport, not a person's. */
+const COUNTRY = any(
+  "afghanistan", "albania", "america", "britain", "great britain", "netherlands", "philippines", "united states",
+  "united kingdom", "uae", "algeria", "andorra", "angola", "antigua", "argentina", "armenia", "australia", "austria",
+  "azerbaijan", "bahamas", "bahrain", "bangladesh", "barbados", "belarus", "belgium", "belize", "benin", "bhutan",
+  "bolivia", "bosnia", "botswana", "brazil", "brunei", "bulgaria", "burkina faso", "burundi", "cambodia", "cameroon",
+  "canada", "cape verde", "chad", "chile", "china", "colombia", "comoros", "congo", "costa rica", "croatia", "cuba",
+  "cyprus", "czech republic", "czechia", "denmark", "djibouti", "dominica", "dominican republic", "ecuador", "egypt",
+  "el salvador", "england", "eritrea", "estonia", "eswatini", "ethiopia", "europe", "fiji", "finland", "france",
+  "gabon", "gambia", "georgia", "germany", "ghana", "greece", "grenada", "guatemala", "guinea", "guyana", "haiti",
+  "honduras", "hong kong", "hungary", "iceland", "india", "indonesia", "iran", "iraq", "ireland", "israel", "italy",
+  "ivory coast", "jamaica", "japan", "jordan", "kazakhstan", "kenya", "kiribati", "korea", "kosovo", "kuwait",
+  "kyrgyzstan", "laos", "latvia", "lebanon", "lesotho", "liberia", "libya", "liechtenstein", "lithuania", "luxembourg",
+  "madagascar", "malawi", "malaysia", "maldives", "mali", "malta", "mauritania", "mauritius", "mexico", "micronesia",
+  "moldova", "monaco", "mongolia", "montenegro", "morocco", "mozambique", "myanmar", "namibia", "nauru", "nepal", "new zealand", "nicaragua", "niger", "nigeria", "north korea", "north macedonia", "norway", "oman", "pakistan", "palau",
+  "palestine", "panama", "papua new guinea", "paraguay", "peru", "poland", "portugal", "qatar", "romania", "russia",
+  "rwanda", "samoa", "san marino", "saudi arabia", "scotland", "senegal", "serbia", "seychelles", "sierra leone",
+  "singapore", "slovakia", "slovenia", "somalia", "south africa", "south korea", "south sudan", "spain", "sri lanka",
+  "sudan", "suriname", "sweden", "switzerland", "syria", "taiwan", "tajikistan", "tanzania", "thailand", "togo",
+  "tonga", "trinidad", "tunisia", "turkey", "turkmenistan", "tuvalu", "uganda", "uk", "ukraine", "uruguay", "us", "usa",
+  "uzbekistan", "vanuatu", "vatican", "venezuela", "vietnam", "wales", "yemen", "zambia", "zimbabwe",
+);
 const NOT_A_NAME = any("different", "various", "other", "foreign", "multiple", "assorted", "each", "any");
-// "passport of John Smith", "passport in the name of …"; "passport of a tourist" passes.
+// "passport of John Smith", "passport in the name of …"; "passport of a tourist" and "passport of Canada" pass.
 const DOCUMENT_OF_PERSON = words(
-  `${DOCUMENT} ${any("of", "belonging to", "issued to", "in the name of", "under the name(?: of)?", "with the name(?: of)?", "bearing the name(?: of)?", "named")} (?!(?:${DETERMINER}|${ANYONE}|${NOT_A_NAME}) )[a-z]+`,
+  `${DOCUMENT}(?: of ${COUNTRY})? ${any("of", "belonging to", "issued to", "in the name of", "under the name(?: of)?", "with the name(?: of)?", "bearing the name(?: of)?", "named")} (?!(?:${DETERMINER}|${ANYONE}|${NOT_A_NAME}|${COUNTRY})(?: |$))[a-z]+`,
 );
 const DOCUMENT_DETAILS = words(
-  `${DOCUMENT} ${any(
+  `${DOCUMENT}(?: of ${COUNTRY})? ${any(
     "number", "numbers", "id number", "scan", "scans", "scanned", "photocopy", "copy", "data page", "photo page", "details", "info",
     "information", "mrz",
   )}`,
 );
 const DOCUMENT_WITH_DETAILS = words(
-  `${DOCUMENT} with (?:${any(DETERMINER, "real", "full", "visible", "actual", "personal")} )*${any(
+  `${DOCUMENT}(?: of ${COUNTRY})? with (?:${any(DETERMINER, "real", "full", "visible", "actual", "personal")} )*${any(
     "name", "names", "number", "numbers", "details", "date of birth", "birth date", "birthdate", "address", "signature", "information",
   )}`,
 );
@@ -142,6 +188,8 @@ export const CONTEXT_RULES: ContextRule[] = [
   { category: "violence", name: "harming a person", pattern: HARMING_A_PERSON },
   { category: "violence", name: "shooting or beating a victim", pattern: SHOOTING_A_VICTIM },
   { category: "hate", name: "people depicted as animals", pattern: DEHUMANIZING },
+  { category: "hate", name: "swastika", pattern: SWASTIKA, unless: RELIGIOUS_SWASTIKA },
+  { category: "hate", name: "swastika with nazi context", pattern: SWASTIKA, context: NAZI_CONTEXT },
   { category: "intellectual_property", name: "marvel brand", pattern: MARVEL_BRAND },
   { category: "intellectual_property", name: "mario", pattern: words("mario"), context: words(any(NINTENDO, "luigi")) },
   { category: "intellectual_property", name: "luigi", pattern: words("luigi"), context: words(any(NINTENDO, "mario")) },
@@ -154,6 +202,8 @@ export const CONTEXT_RULES: ContextRule[] = [
   { category: "intellectual_property", name: "naruto", pattern: words("naruto"), context: words(any("anime", "manga", "ninja", "hokage", "konoha", "uzumaki", "sasuke", "kakashi", "itachi", "akatsuki")) },
   { category: "intellectual_property", name: "little mermaid", pattern: words("little mermaid"), context: words(any(DISNEY, "ariel", "ursula", "sebastian", "flounder")) },
   { category: "intellectual_property", name: "lion king", pattern: words("lion king"), context: words(any(DISNEY, "simba", "mufasa", "pumbaa", "timon", "pride rock", "hakuna matata")) },
+  { category: "intellectual_property", name: "sailor moon", pattern: words(`(?<!(?:^| )${SAILOR_AS_PERSON} )sailor moon`) },
+  { category: "intellectual_property", name: "sailor moon with its franchise", pattern: words("sailor moon"), context: words(SAILOR_MOON_FRANCHISE) },
   // the horny toad and horned lizards are animals
   { category: "sexual", name: "horny", pattern: words("horny(?! (?:toad|toads|lizard|lizards))") },
   { category: "personal_information", name: "named person's document", pattern: NAMED_PERSONS_DOCUMENT },
