@@ -241,6 +241,14 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(fakes.imageA.lastRequest()?.json).toMatchObject({ model: "imageA", n: 2, size: "512x512" });
   });
 
+  it("imageA: an image whose url is not an http(s) URL is 502 and costs nothing", async () => {
+    for (const url of ["javascript:alert(1)", "", "not a url", "file:///etc/passwd"]) {
+      fakes.imageA.failNext(1, { kind: "status", status: 200, body: { created: 1, data: [{ url }] } });
+      const message = await expectFreeUpstreamError(() => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse" }));
+      expect(message).toMatch(/image/);
+    }
+  });
+
   it("imageA: an unknown version is 400 invalid_parameter naming 'model' and the known versions, costs nothing, never sent", async () => {
     for (const model of ["6", "banana"]) {
       const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse", model }));

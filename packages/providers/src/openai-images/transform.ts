@@ -32,13 +32,25 @@ export function buildImagesRequest(endpoint: Endpoint, upstreamModel: string, re
   };
 }
 
+/** The caller gets the URL as the image's `url`: only an absolute http(s) URL is one (not "", "javascript:…", "file:…"). */
+function imageUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw wrongShape("image (its url is not a URL)");
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw wrongShape("image (its url is not an http(s) URL)");
+  return parsed.href;
+}
+
 export function parseImagesResponse(json: unknown, req: ImageRequest): ImageResult {
   const parsed = imagesResponseSchema.safeParse(json);
   if (!parsed.success || parsed.data.data.length === 0) throw wrongShape("images");
   // the leading bytes are enough for the magic number; decoding all of a large image twice is not
   for (const image of parsed.data.data) if (image.b64_json !== undefined) requireImage(Buffer.from(image.b64_json.slice(0, 128), "base64"));
   return {
-    images: parsed.data.data.map((image) => ({ url: image.url, b64Json: image.b64_json, width: req.width, height: req.height })),
+    images: parsed.data.data.map((image) => ({ url: image.url === undefined ? undefined : imageUrl(image.url), b64Json: image.b64_json, width: req.width, height: req.height })),
   };
 }
 
