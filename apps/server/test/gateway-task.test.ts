@@ -369,6 +369,16 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect((await readJson(big)).error).toMatchObject({ code: "payload_too_large", message: "The audio file is larger than 200000 bytes." });
   });
 
+  it("multipart: a field over the 1 MB body limit is 413 like the same JSON body, and costs nothing", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const messages = JSON.stringify([{ role: "user", content: "x".repeat(1_100_000) }]);
+    const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "textA-4", messages }) });
+    expect(res.status).toBe(413);
+    expect((await readJson(res)).error).toMatchObject({ code: "payload_too_large", type: "invalid_request_error", message: expect.stringContaining("'messages'") });
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.textA.requests).toHaveLength(0);
+  });
+
   it("malformed JSON 400, wrong content type 415, JSON over 1 MB 413", async () => {
     const bad = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: authHeaders(user.key), body: "{nope" });
     expect(bad.status).toBe(400);

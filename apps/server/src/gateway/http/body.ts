@@ -25,10 +25,14 @@ function sizeText(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-function multerError(err: unknown, maxBytes: number): AppError {
+function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): AppError {
   if (err instanceof multer.MulterError) {
     if (err.code === "LIMIT_FILE_SIZE") {
       return new AppError("payload_too_large", `The audio file is larger than ${sizeText(maxBytes)}.`);
+    }
+    // a form field over the body limit is an oversized body, as the same field in JSON is
+    if (err.code === "LIMIT_FIELD_VALUE") {
+      return new AppError("payload_too_large", `The field '${err.field ?? "body"}' is larger than ${sizeText(fieldLimitBytes)}.`);
     }
     if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': only one 'audio' file is accepted.`);
     return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "body"}': ${err.message.toLowerCase()}.`);
@@ -46,7 +50,7 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
   return [
     (req, res, next) => {
       if (req.is("multipart/form-data")) {
-        upload(req, res, (err: unknown) => next(err === undefined ? undefined : multerError(err, audioLimitBytes)));
+        upload(req, res, (err: unknown) => next(err === undefined ? undefined : multerError(err, audioLimitBytes, jsonLimitBytes)));
         return;
       }
       if (req.is("application/json")) {
