@@ -379,6 +379,22 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(fakes.textA.requests).toHaveLength(0);
   });
 
+  it("an upload declared as something other than audio or video is 400 naming 'audio', costs nothing, never sent", async () => {
+    const before = await balanceMicros(server, user.userId);
+    for (const [model, type] of [["speechvendor-stt", "text/plain"], ["speechvendor-stt", "image/png"], ["speechvendor-sts", "application/json"]] as const) {
+      const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model, voice: "Adam" }, Buffer.from("not audio at all"), type) });
+      expect({ type, status: res.status }).toEqual({ type, status: 400 });
+      expect((await readJson(res)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'audio'") });
+    }
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.speech.requests.filter((r) => r.method === "POST")).toHaveLength(0);
+    // what clients send for audio files: audio/*, video/* (WebM, MP4), Ogg, or no type at all
+    for (const type of ["audio/mpeg", "video/webm", "application/ogg", "application/octet-stream"]) {
+      const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, Buffer.alloc(3_200, 1), type) });
+      expect({ type, status: res.status }).toEqual({ type, status: 200 });
+    }
+  });
+
   it("malformed JSON 400, wrong content type 415, JSON over 1 MB 413", async () => {
     const bad = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: authHeaders(user.key), body: "{nope" });
     expect(bad.status).toBe(400);

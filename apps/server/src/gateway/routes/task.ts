@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { AppError, missingParameter, newId } from "@gw/shared";
+import { AppError, invalidParameter, missingParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
 import { setCostHeader } from "../handlers/billed";
@@ -22,9 +22,19 @@ function speechTask(model: ModelDefinition): SpeechTask {
   return "tts";
 }
 
+/**
+ * What clients declare for an audio file: audio/*, video/* (WebM and MP4 recordings), Ogg and MP4 under
+ * application/, or no type at all (application/octet-stream, empty). Anything else (text, images, JSON, PDF) is not
+ * sent upstream to be held for and billed.
+ */
+const AUDIO_TYPE = /^(?:audio\/|video\/|application\/(?:octet-stream|ogg|mp4)(?:;|$)|$)/i;
+
 function uploadedAudio(req: Request): UploadedAudio {
   const file = req.file;
   if (!file || file.size === 0) throw missingParameter("audio");
+  if (!AUDIO_TYPE.test(file.mimetype.trim())) {
+    throw invalidParameter("audio", `must be an audio or video file, not ${JSON.stringify(file.mimetype.slice(0, 100))}`);
+  }
   return { data: file.buffer, filename: file.originalname || "audio", contentType: file.mimetype || "application/octet-stream" };
 }
 
