@@ -136,6 +136,54 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(h.fakes.textA.requests).toHaveLength(0);
   });
 
+  it("embeddings: input as a string, strings, token ids or token arrays; token inputs reach the upstream as ids and are charged by their count", async () => {
+    const cases: Array<[unknown, unknown, Array<string | number[]>, number]> = [
+      ["one two", ["one two"], ["one two"], 2],
+      [["one", "two three"], ["one", "two three"], ["one", "two three"], 3],
+      [[1, 2, 3], [[1, 2, 3]], [[1, 2, 3]], 3],
+      [[[1, 2], [3, 4, 5, 6]], [[1, 2], [3, 4, 5, 6]], [[1, 2], [3, 4, 5, 6]], 6],
+    ];
+    for (const [input, sent, embedded, promptTokens] of cases) {
+      const before = await balanceMicros(h.server, h.user.userId);
+      const res = await post("/v1/embeddings", { model: "text-embedding-ada-002", input, encoding_format: "float" });
+      expect(res.status).toBe(200);
+      expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ input: sent });
+      const body = await readJson(res);
+      expect(body.data.map((d: { embedding: number[] }) => d.embedding)).toEqual(embedded.map((e) => fakeEmbedding(e)));
+      expect(body.usage).toEqual({ prompt_tokens: promptTokens, total_tokens: promptTokens });
+      // SPEC 8: text input price, $0.001 per 1000 tokens = 1 micro-dollar per token
+      expect(res.headers.get("x-request-cost")).toBe((promptTokens / 1e6).toFixed(6));
+      expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(promptTokens);
+    }
+  });
+
+  it("embeddings: empty, mixed, negative, fractional and oversized inputs are 400, naming the input, without an upstream call or charge", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const cases: Array<[unknown, string]> = [
+      ["", "input"],
+      [[], "input"],
+      [[""], "input[0]"],
+      [[[]], "input[0]"],
+      [["a", 1], "input[1]"],
+      [[1, "a"], "input[1]"],
+      [[[1], 2], "input[1]"],
+      [[-1], "input[0]"],
+      [[1.5], "input[0]"],
+      [[[1, -2]], "input[0][1]"],
+      [[true], "input[0]"],
+      [[null], "input[0]"],
+      [{ tokens: [1] }, "input"],
+      [Array.from({ length: 2049 }, () => 1), "input"],
+      [[Array.from({ length: 8192 }, () => 1)], "input"],
+    ];
+    for (const [input, param] of cases) {
+      const message = await expectRefused(await post("/v1/embeddings", { model: "text-embedding-ada-002", input }), param);
+      expect(message).not.toMatch(/\n|zod|Error:/);
+    }
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
+  });
+
   it("embeddings: the upstream is always asked for base64; the client gets the encoding it asked for", async () => {
     const asBase64 = await readJson(await post("/v1/embeddings", { model: "text-embedding-ada-002", input: "hello", encoding_format: "base64" }));
     expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ encoding_format: "base64" });

@@ -114,6 +114,16 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(body.usage.prompt_tokens).toBe(body.usage.total_tokens);
   });
 
+  it("embeds token ids and token arrays (SDK) and charges their count", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const single = await h.client.embeddings.create({ model: "text-embedding-ada-002", input: [15339, 1917] });
+    expect(single.data.map((d) => d.embedding)).toEqual([fakeEmbedding([15339, 1917])]);
+    const many = await h.client.embeddings.create({ model: "text-embedding-ada-002", input: [[1, 2, 3], [4]] });
+    expect(many.data.map((d) => d.embedding)).toEqual([fakeEmbedding([1, 2, 3]), fakeEmbedding([4])]);
+    expect(many.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(textCost(2 + 4, 0));
+  });
+
   it("lists every model with type, context window and pricing", async () => {
     const page = await h.client.models.list();
     const ids = page.data.map((m) => m.id);

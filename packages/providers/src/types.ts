@@ -83,9 +83,12 @@ export interface CompletionResult {
   usage: TextUsage;
 }
 
+/** Texts, or token-id arrays (OpenAI-protocol upstreams take either as `input`). */
+export type EmbeddingInput = string[] | number[][];
+
 export interface EmbeddingRequest {
   model: ModelDefinition;
-  input: string[];
+  input: EmbeddingInput;
   /** other OpenAI fields (dimensions, user ...), passed through untouched */
   passthrough?: Record<string, unknown>;
   signal: CancelSignal;

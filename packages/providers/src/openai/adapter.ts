@@ -61,7 +61,11 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
     async embeddings(req) {
       const built = buildEmbeddingsRequest(endpointFor(req.model), upstreamModelName(req.model), req);
       const result = parseEmbeddingsResponse(await client.json({ ...built, signal: req.signal, parseError }), req.input.length);
-      const promptTokens = result.promptTokens ?? req.input.reduce((sum, text) => sum + countTokens(text), 0);
+      let promptTokens = result.promptTokens;
+      if (promptTokens === undefined) {
+        promptTokens = 0;
+        for (const item of req.input) promptTokens += typeof item === "string" ? countTokens(item) : item.length;
+      }
       return { vectors: result.vectors, usage: { promptTokens } };
     },
   };

@@ -94,9 +94,9 @@ export function fakeCompletion(prompt: string, maxTokens?: number): FakeReply {
 
 export const FAKE_EMBEDDING_DIMENSIONS = 8;
 
-/** float32-exact numbers, so the JSON and base64 encodings carry the same vector. */
-export function fakeEmbedding(text: string): number[] {
-  const digest = createHash("sha256").update(text).digest();
+/** float32-exact numbers, so the JSON and base64 encodings carry the same vector. A token array is hashed as its JSON. */
+export function fakeEmbedding(input: string | readonly number[]): number[] {
+  const digest = createHash("sha256").update(typeof input === "string" ? input : JSON.stringify(input)).digest();
   return Array.from({ length: FAKE_EMBEDDING_DIMENSIONS }, (_, i) => Math.fround(((digest[i] ?? 0) - 128) / 128));
 }
 

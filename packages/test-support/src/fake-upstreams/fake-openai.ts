@@ -35,6 +35,18 @@ const isMessages = (value: unknown): value is FakeMessage[] =>
   Array.isArray(value) && value.every((m) => typeof m === "object" && m !== null && typeof m.role === "string"
     && (typeof m.content === "string" || Array.isArray(m.content) || (m.role === "assistant" && m.content == null && Array.isArray(m.tool_calls))));
 
+const isTokens = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.length > 0 && value.every((t) => Number.isInteger(t) && (t as number) >= 0);
+
+/** OpenAI's four forms of embeddings `input` as a list of texts or token arrays; undefined when none fits. */
+function embeddingInputs(input: unknown): string[] | number[][] | undefined {
+  if (typeof input === "string") return input ? [input] : undefined;
+  if (!Array.isArray(input) || input.length === 0) return undefined;
+  if (input.every((i) => typeof i === "string" && i.length > 0)) return input as string[];
+  if (isTokens(input)) return [input];
+  return input.every(isTokens) ? input : undefined;
+}
+
 export class FakeOpenAi extends FakeServer {
   /** false: answers (streamed or not) carry no usage, like some compatible servers */
   reportUsage = true;
@@ -142,16 +154,15 @@ export class FakeOpenAi extends FakeServer {
   }
 
   private embeddings(ctx: HandlerContext, body: ChatBody): boolean {
-    const inputs = typeof body.input === "string" ? [body.input] : body.input;
-    if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((i) => typeof i === "string")) {
-      return this.badRequest(ctx, "input must be a string or an array of strings");
-    }
+    const inputs = embeddingInputs(body.input);
+    if (!inputs) return this.badRequest(ctx, "input must be a string, an array of strings, an array of token ids or an array of token arrays");
     const base64 = body.encoding_format === "base64";
-    const promptTokens = inputs.reduce((sum: number, text: string) => sum + wordCount(text), 0);
+    // a text's tokens are its words; a token array's are its ids
+    const promptTokens = inputs.reduce((sum: number, input) => sum + (typeof input === "string" ? wordCount(input) : input.length), 0);
     sendBody(ctx, "application/json", JSON.stringify({
       object: "list",
-      data: inputs.map((text: string, index: number) => {
-        const vector = fakeEmbedding(text);
+      data: inputs.map((input, index: number) => {
+        const vector = fakeEmbedding(input);
         return { object: "embedding", index, embedding: base64 ? encodeFloat32Base64(vector) : vector };
       }),
       model: String(body.model),

@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import { chatOutputText, countToolCallTokens, type ChatMessage, type ChatRequest, type ChatResult, type CompletionResult } from "@gw/providers";
+import { chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionResult } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
@@ -104,13 +104,18 @@ export function runCompletion(
 export async function runEmbeddings(
   deps: GatewayDeps,
   meta: RequestMeta,
-  call: { model: ModelDefinition; input: string[]; passthrough?: Record<string, unknown> },
+  call: { model: ModelDefinition; input: EmbeddingInput; passthrough?: Record<string, unknown> },
 ): Promise<{ vectors: number[][]; promptTokens: number; cost: number }> {
+  // Token arrays are counted exactly; a text gets one token of slack for the tokenizer's differences from the upstream's.
   let counted = 0;
-  for (const text of call.input) counted += deps.providers.countTokens(text) + 1;
-  if (call.model.contextWindow !== undefined) {
-    const longest = Math.max(...call.input.map((t) => deps.providers.countTokens(t)));
-    if (longest > call.model.contextWindow) throw invalidParameter("input", `an input exceeds the ${call.model.contextWindow}-token limit of '${call.model.id}'`);
+  let longest = 0;
+  for (const item of call.input) {
+    const tokens = typeof item === "string" ? deps.providers.countTokens(item) : item.length;
+    counted += typeof item === "string" ? tokens + 1 : tokens;
+    longest = Math.max(longest, tokens);
+  }
+  if (call.model.contextWindow !== undefined && longest > call.model.contextWindow) {
+    throw invalidParameter("input", `an input exceeds the ${call.model.contextWindow}-token limit of '${call.model.id}'`);
   }
   const worstCase = textCost(call.model, { promptTokens: counted, completionTokens: 0 });
   const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({

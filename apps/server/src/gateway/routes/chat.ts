@@ -80,7 +80,7 @@ function base64Floats(vector: number[]): string {
 }
 
 /**
- * POST /v1/embeddings: string or array input; encoding_format float (default) or base64 (little-endian float32).
+ * POST /v1/embeddings: a string, strings, token ids or token arrays as input; encoding_format float (default) or base64 (little-endian float32).
  * The upstream is always asked for base64 (adapter), so the vectors are exact float32 either way; other fields
  * (dimensions, user ...) are passed through.
  */
@@ -91,8 +91,7 @@ export function embeddings(deps: GatewayDeps) {
     const body = parseOrThrow(embeddingBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
-    const input = typeof body.input === "string" ? [body.input] : body.input;
-    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS) });
+    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input: body.input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS) });
     const base64 = body.encoding_format === "base64";
     setCostHeader(res, cost);
     res.json({

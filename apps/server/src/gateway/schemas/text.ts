@@ -81,9 +81,29 @@ export const completionBody = z.object({
 }).superRefine(streamOptionsNeedStream);
 export type CompletionBody = z.output<typeof completionBody>;
 
+const embeddingText = safeString(400_000).min(1);
+const tokenId = z.number().int().min(0);
+const tokenArray = z.array(tokenId).min(1);
+
+/**
+ * OpenAI's four forms of `input`: a string, an array of strings, one array of token ids, or an array of token
+ * arrays; never empty, never mixed. Normalized to one list of inputs, each a string or a token array.
+ */
+const embeddingInput = z.union([
+  embeddingText.transform((text) => [text]),
+  z.array(z.union([embeddingText, tokenId, tokenArray])).min(1).max(2048).superRefine((items, ctx) => {
+    const kindOf = (item: unknown) => (typeof item === "string" ? "string" : typeof item === "number" ? "token id" : "token array");
+    const first = kindOf(items[0]);
+    const index = items.findIndex((item) => kindOf(item) !== first);
+    if (index >= 0) {
+      ctx.addIssue({ code: "custom", input: items[index], path: [index], message: `must be a ${first}, like the first item (strings, token ids and token arrays do not mix)` });
+    }
+  }).transform((items): string[] | number[][] => (typeof items[0] === "number" ? [items as number[]] : items as string[] | number[][])),
+]);
+
 export const embeddingBody = z.object({
   model: z.string(),
-  input: z.union([safeString(400_000), z.array(safeString(400_000)).min(1).max(2048)]),
+  input: embeddingInput,
   encoding_format: z.enum(["float", "base64"]).nullish(),
   // checked here, sent upstream through the passthrough
   dimensions: positiveInt.nullish(),
