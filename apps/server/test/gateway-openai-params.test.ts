@@ -136,6 +136,24 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(h.fakes.textA.requests).toHaveLength(0);
   });
 
+  it("completions: best_of is held for every candidate the upstream bills, and charged as the upstream reports", async () => {
+    // prompt held as 2 tokens + 3 for the reply; each of the 3 candidates may write 10 tokens: 5 + 2 * 30 = 65 micro-dollars
+    const body = { model: "text-davinci-003", prompt: "a b", max_tokens: 10, best_of: 3 };
+    const short = await fundedUser(h.server, 0.00005);
+    const refused = await postJson(h.server, "/v1/completions", short.key, body);
+    expect(refused.status).toBe(402);
+    expect((await readJson(refused)).error).toMatchObject({ code: "insufficient_credits", current_balance: 0.00005, required_amount: 0.000065 });
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    const before = await balanceMicros(h.server, h.user.userId);
+    const res = await post("/v1/completions", body);
+    expect(res.status).toBe(200);
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ best_of: 3 });
+    // the fake bills "Echo: a b" (3 tokens) three times
+    expect((await readJson(res)).usage).toEqual({ prompt_tokens: 2, completion_tokens: 9, total_tokens: 11 });
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(2 + 2 * 9);
+    for (const best_of of [0, 21, 1.5, "2"]) await expectRefused(await post("/v1/completions", { ...body, best_of }), "best_of");
+  });
+
   it("embeddings: input as a string, strings, token ids or token arrays; token inputs reach the upstream as ids and are charged by their count", async () => {
     const cases: Array<[unknown, unknown, Array<string | number[]>, number]> = [
       ["one two", ["one two"], ["one two"], 2],

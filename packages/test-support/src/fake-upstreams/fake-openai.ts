@@ -19,6 +19,7 @@ interface ChatBody {
   response_format?: unknown;
   tools?: Array<{ function?: { name?: unknown } }>;
   logprobs?: unknown;
+  best_of?: unknown;
 }
 
 /** A function the request offers, if any: the fake calls the first one. */
@@ -145,6 +146,8 @@ export class FakeOpenAi extends FakeServer {
   private completion(ctx: HandlerContext, body: ChatBody): boolean {
     if (typeof body.prompt !== "string") return this.badRequest(ctx, "prompt must be a string");
     const reply = fakeCompletion(body.prompt, typeof body.max_tokens === "number" ? body.max_tokens : undefined);
+    // like OpenAI, best_of candidates are all generated and billed; one is returned
+    if (typeof body.best_of === "number") reply.completionTokens *= body.best_of;
     sendBody(ctx, "application/json", JSON.stringify({
       id: `cmpl-${randomUUID()}`, object: "text_completion", created: Math.floor(Date.now() / 1000), model: String(body.model),
       choices: [{ text: reply.content, index: 0, logprobs: null, finish_reason: reply.finishReason }],

@@ -61,11 +61,11 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   deps: GatewayDeps,
   meta: RequestMeta,
   model: ModelDefinition,
-  budget: { promptTokens: number; maxTokens?: number; maxTokensParam?: string },
+  budget: { promptTokens: number; maxTokens?: number; maxTokensParam?: string; candidates?: number },
   call: () => Promise<R>,
   outputText: (result: R) => string,
 ): Promise<{ result: R; cost: number }> {
-  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens, budget.maxTokensParam);
+  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens, budget.maxTokensParam) * (budget.candidates ?? 1);
   const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
   return billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage), (r) => ({
     model: model.id, type: "text",
@@ -93,10 +93,11 @@ export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): P
 export function runCompletion(
   deps: GatewayDeps,
   meta: RequestMeta,
-  call: { model: ModelDefinition; prompt: string; maxTokens?: number; temperature?: number; passthrough?: Record<string, unknown> },
+  call: { model: ModelDefinition; prompt: string; maxTokens?: number; temperature?: number; bestOf?: number; passthrough?: Record<string, unknown> },
 ): Promise<{ result: CompletionResult; cost: number }> {
   const promptTokens = deps.providers.countTokens(call.prompt) + TOKENS_PER_REPLY;
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens }, () => deps.providers.completion({
+  // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, candidates: call.bestOf }, () => deps.providers.completion({
     model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal,
   }), (r) => r.text);
 }

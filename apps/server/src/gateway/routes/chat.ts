@@ -58,7 +58,7 @@ export function completions(deps: GatewayDeps) {
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
     const { result, cost } = await runCompletion(deps, meta, {
-      model, prompt: body.prompt, maxTokens: body.max_tokens ?? undefined, temperature: body.temperature ?? undefined,
+      model, prompt: body.prompt, maxTokens: body.max_tokens ?? undefined, temperature: body.temperature ?? undefined, bestOf: body.best_of ?? undefined,
       passthrough: passthroughOf(raw, COMPLETION_KNOWN_FIELDS),
     });
     setCostHeader(res, cost);

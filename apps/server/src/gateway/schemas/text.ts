@@ -78,6 +78,8 @@ export const completionBody = z.object({
   // the legacy API's logprobs is a count, not a flag
   logprobs: z.number().int().min(0).max(5).nullish(),
   echo: z.boolean().nullish(),
+  // the upstream generates (and bills) this many completions to return the best one; sent through, sized in the hold
+  best_of: z.number().int().min(1).max(20).nullish(),
 }).superRefine(streamOptionsNeedStream);
 export type CompletionBody = z.output<typeof completionBody>;
 
