@@ -160,6 +160,8 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
       [["one", "two three"], ["one", "two three"], ["one", "two three"], 3],
       [[1, 2, 3], [[1, 2, 3]], [[1, 2, 3]], 3],
       [[[1, 2], [3, 4, 5, 6]], [[1, 2], [3, 4, 5, 6]], [[1, 2], [3, 4, 5, 6]], 6],
+      // one token array is one input, however long (up to the model's context window)
+      [Array.from({ length: 3000 }, () => 7), [Array.from({ length: 3000 }, () => 7)], [Array.from({ length: 3000 }, () => 7)], 3000],
     ];
     for (const [input, sent, embedded, promptTokens] of cases) {
       const before = await balanceMicros(h.server, h.user.userId);
@@ -191,7 +193,9 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
       [[true], "input[0]"],
       [[null], "input[0]"],
       [{ tokens: [1] }, "input"],
-      [Array.from({ length: 2049 }, () => 1), "input"],
+      [Array.from({ length: 2049 }, () => "a"), "input"],
+      [Array.from({ length: 2049 }, () => [1]), "input"],
+      [Array.from({ length: 8192 }, () => 1), "input"],
       [[Array.from({ length: 8192 }, () => 1)], "input"],
     ];
     for (const [input, param] of cases) {

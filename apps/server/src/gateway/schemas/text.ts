@@ -84,18 +84,23 @@ export const completionBody = z.object({
 export type CompletionBody = z.output<typeof completionBody>;
 
 const embeddingText = safeString(400_000).min(1);
+const MAX_EMBEDDING_INPUTS = 2048;
 const tokenId = z.number().int().min(0);
 const tokenArray = z.array(tokenId).min(1);
 
 /**
  * OpenAI's four forms of `input`: a string, an array of strings, one array of token ids, or an array of token
- * arrays; never empty, never mixed. Normalized to one list of inputs, each a string or a token array.
+ * arrays; never empty, never mixed, at most 2048 inputs (one token array is one input: its length is bounded by the
+ * model's context window instead). Normalized to one list of inputs, each a string or a token array.
  */
 const embeddingInput = z.union([
   embeddingText.transform((text) => [text]),
-  z.array(z.union([embeddingText, tokenId, tokenArray])).min(1).max(2048).superRefine((items, ctx) => {
+  z.array(z.union([embeddingText, tokenId, tokenArray])).min(1).superRefine((items, ctx) => {
     const kindOf = (item: unknown) => (typeof item === "string" ? "string" : typeof item === "number" ? "token id" : "token array");
     const first = kindOf(items[0]);
+    if (first !== "token id" && items.length > MAX_EMBEDDING_INPUTS) {
+      ctx.addIssue({ code: "too_big", origin: "array", maximum: MAX_EMBEDDING_INPUTS, inclusive: true, input: items });
+    }
     const index = items.findIndex((item) => kindOf(item) !== first);
     if (index >= 0) {
       ctx.addIssue({ code: "custom", input: items[index], path: [index], message: `must be a ${first}, like the first item (strings, token ids and token arrays do not mix)` });
