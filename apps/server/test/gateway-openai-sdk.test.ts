@@ -37,6 +37,14 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(missing.headers.get("x-ratelimit-limit")).toBe("20");
   });
 
+  it("answers a model id that is not valid percent-encoding with 400, not 500", async () => {
+    for (const path of ["/v1/models/%E0%A4%A", "/api/v1/models/text%A"]) {
+      const res = await fetch(`${h.server.url}${path}`, { headers: { authorization: `Bearer ${h.user.key}` } });
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({ error: { message: "Invalid parameter 'path': malformed percent-encoding.", type: "invalid_request_error", code: "invalid_parameter" } });
+    }
+  });
+
   it("answers an unknown path under /v1 and /api/v1 with 404 and, the key being known, the X-RateLimit-* headers", async () => {
     for (const [method, path] of [["POST", "/api/v1/nothing"], ["GET", "/v1/chat/completions"], ["DELETE", "/v1/files/x"]] as const) {
       const res = await fetch(`${h.server.url}${path}`, { method, headers: { authorization: `Bearer ${h.user.key}` } });

@@ -48,9 +48,13 @@ function fromBodyParser(err: unknown): AppError | undefined {
   }
 }
 
+/** The router's own 400 for a path parameter that is not valid percent-encoding (GET /v1/models/%E0%A4%A). */
+const fromPathDecoding = (err: unknown): AppError | undefined =>
+  (err instanceof URIError ? new AppError("invalid_parameter", "Invalid parameter 'path': malformed percent-encoding.") : undefined);
+
 export function errorHandler(logger: Logger, opts: { debug: boolean }): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    const appError = fromBodyParser(err) ?? toAppError(err);
+    const appError = fromBodyParser(err) ?? fromPathDecoding(err) ?? toAppError(err);
     if (appError.code === "internal_error") {
       logger.error({ err, requestId: res.locals.requestId, path: req.path }, "unhandled error");
     }
