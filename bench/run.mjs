@@ -20,6 +20,8 @@ const RATE_STEPS = (env.BENCH_RATES ?? "250,500,750,1000,1250,1500,1750,2000").s
 const SEQUENTIAL_SAMPLES = Number(env.BENCH_SAMPLES ?? 2000);
 const TTFT_SAMPLES = Number(env.BENCH_TTFT_SAMPLES ?? 300);
 const LEDGER = env.BENCH_LEDGER === "memory" ? "memory" : "db";
+// The floor (bench/floor-proxy.mjs: node:http + undici and nothing else) is measured beside the gateway unless BENCH_FLOOR=0.
+const FLOOR = env.BENCH_FLOOR !== "0";
 // The gateway runs with the Node flags of `npm start` (package.json), unless BENCH_NODE_FLAGS says otherwise.
 const startScript = JSON.parse(readFileSync(path.join(here, "..", "package.json"), "utf8")).scripts.start;
 const START_FLAGS = /\bnode((?:\s+--\S+)*)\s/.exec(startScript)?.[1]?.trim() ?? "";
@@ -96,25 +98,31 @@ function timedRequest(agent, url, headers, body, untilText) {
 }
 
 /**
- * Sequential requests, alternating direct and gateway, so that whatever else runs on the machine hits both
- * sides alike. Sub-millisecond timing (autocannon reports whole milliseconds).
+ * Sequential requests, taking turns between the targets (direct, then each proxy), so that whatever else runs on the
+ * machine hits every side alike. Sub-millisecond timing (autocannon reports whole milliseconds).
  */
-async function interleaved(direct, gateway, samples, body, untilText) {
-  const agents = [new http.Agent({ keepAlive: true, maxSockets: 1 }), new http.Agent({ keepAlive: true, maxSockets: 1 })];
-  const times = [[], []];
-  const targets = [direct, gateway];
+async function interleaved(targets, samples, body, untilText) {
+  const agents = targets.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  const times = targets.map(() => []);
   for (let i = 0; i < samples; i++) {
-    for (let side = 0; side < 2; side++) {
+    for (let side = 0; side < targets.length; side++) {
       const t = targets[side];
       times[side].push(await timedRequest(agents[side], `${t.url}/v1/chat/completions`, t.headers, body, untilText));
     }
   }
   for (const a of agents) a.destroy();
-  const [d, g] = times.map((list) => list.sort((a, b) => a - b));
-  const stats = (list) => ({ p50: round(percentile(list, 0.5)), p99: round(percentile(list, 0.99)) });
-  const ds = stats(d);
-  const gs = stats(g);
-  return { samples, direct: ds, gateway: gs, addedP50: round(gs.p50 - ds.p50), addedP99: round(gs.p99 - ds.p99) };
+  const stats = (list) => {
+    list.sort((a, b) => a - b);
+    return { p50: round(percentile(list, 0.5)), p99: round(percentile(list, 0.99)) };
+  };
+  const [ds, ...proxies] = times.map(stats);
+  const gs = proxies.at(-1);
+  const result = { samples, direct: ds, gateway: gs, addedP50: round(gs.p50 - ds.p50), addedP99: round(gs.p99 - ds.p99) };
+  if (proxies.length === 2) {
+    const fs = proxies[0];
+    Object.assign(result, { floor: fs, floorAddedP50: round(fs.p50 - ds.p50), floorAddedP99: round(fs.p99 - ds.p99) });
+  }
+  return result;
 }
 
 async function load(target, connections, seconds, body) {
@@ -153,21 +161,25 @@ async function main() {
   const gw = await startChild([...NODE_FLAGS, gatewayFile, fast.info.url, slow.info.url, LEDGER], { ipc: true });
   const pid = gw.child.pid;
   const gateway = { url: gw.info.url, headers: { authorization: `Bearer ${gw.info.key}` } };
+  const floorProc = FLOOR ? await startChild([...NODE_FLAGS, path.join(here, "floor-proxy.mjs"), fast.info.url, slow.info.url], { ipc: true }) : undefined;
+  const floor = floorProc && { url: floorProc.info.url, headers: {} };
+  const instantDirect = { url: fast.info.url, headers: {} };
+  const sides = [instantDirect, ...(floor ? [floor] : []), gateway];
   const instantBody = chatBody("textA-4");
   const slowBody = chatBody("textC-8x7b");
-  const results = { ledger: LEDGER, nodeFlags: NODE_FLAGS, startedAt: new Date().toISOString() };
+  const results = { ledger: LEDGER, nodeFlags: NODE_FLAGS, floor: FLOOR, startedAt: new Date().toISOString() };
   const log = (what) => console.error(`[bench ${round((performance.now() - began) / 1000, 0)}s] ${what}`);
 
   // Fails fast, with the gateway's answer, when the setup is wrong (no credits, upstream unset, ...).
-  await interleaved({ url: fast.info.url, headers: {} }, gateway, 200, instantBody);
+  await interleaved(sides, 200, instantBody);
   await load(gateway, 8, 2, instantBody);
   const rssAfterWarmupMb = Math.round(procStatus(pid, "VmRSS") / 1024);
 
   log("1/4 added latency at 1 concurrent request (instant upstream)");
-  results.oneConcurrent = await interleaved({ url: fast.info.url, headers: {} }, gateway, SEQUENTIAL_SAMPLES, instantBody);
+  results.oneConcurrent = await interleaved(sides, SEQUENTIAL_SAMPLES, instantBody);
 
   log("2/4 streaming time to first token");
-  results.ttft = await interleaved({ url: fast.info.url, headers: {} }, gateway, TTFT_SAMPLES, chatBody("textA-4", true), "Echo:");
+  results.ttft = await interleaved(sides, TTFT_SAMPLES, chatBody("textA-4", true), "Echo:");
 
   log(`3/4 throughput at fixed offered rates (open loop) against a ${UPSTREAM_DELAY_MS} ms upstream`);
   const rateSteps = [];
@@ -175,6 +187,9 @@ async function main() {
     const own0 = process.cpuUsage();
     const d = await openLoop({ url: slow.info.url, headers: {} }, "/v1/chat/completions", rate, STEP_SECONDS, slowBody);
     const own = process.cpuUsage(own0);
+    const floorCpu0 = floorProc && cpuMs(floorProc.child.pid);
+    const f = floor && (await openLoop(floor, "/v1/chat/completions", rate, STEP_SECONDS, slowBody));
+    const floorCpu = floorProc && cpuMs(floorProc.child.pid) - floorCpu0;
     const cpu0 = cpuMs(pid);
     const g = await openLoop(gateway, "/v1/chat/completions", rate, STEP_SECONDS, slowBody);
     const step = {
@@ -184,12 +199,19 @@ async function main() {
       // the load generator's own CPU per request in the direct run: a gauge of how fast the shared machine was
       loadgenCpuUsPerRequest: Math.round((own.user + own.system) / Math.max(1, d.total)),
     };
+    if (f) {
+      Object.assign(step, {
+        floorRps: f.achievedRps, floorP99: f.p99, floorAddedP99: round(f.p99 - d.p99), floorErrors: f.errors,
+        floorCpuUsPerRequest: Math.round((floorCpu * 1000) / Math.max(1, f.total)),
+      });
+    }
     rateSteps.push(step);
     log(JSON.stringify(step));
     // Past saturation the backlog only grows: higher rates would just take longer to fail.
     if (g.achievedRps < rate * 0.9 || g.p99 > 1000) break;
   }
   const withinBudget = (s) => s.addedP99 <= ADDED_P99_BUDGET_MS && s.errors === 0 && s.gatewayRps >= s.offeredRps * 0.98;
+  const floorWithinBudget = (s) => s.floorAddedP99 <= ADDED_P99_BUDGET_MS && s.floorErrors === 0 && s.floorRps >= s.offeredRps * 0.98;
   const firstMiss = rateSteps.findIndex((s) => !withinBudget(s));
   results.openLoop = {
     upstreamDelayMs: UPSTREAM_DELAY_MS, stepSeconds: STEP_SECONDS, steps: rateSteps,
@@ -198,6 +220,8 @@ async function main() {
     // the stricter reading: every step up to this rate was within budget
     allStepsWithin10msP99UpTo: (firstMiss < 0 ? rateSteps : rateSteps.slice(0, firstMiss)).reduce((m, s) => Math.max(m, s.offeredRps), 0),
   };
+  // what the machine allowed a bare node:http + undici proxy in the same run, by the same rule
+  if (floor) results.openLoop.floorBestRpsWithin10msP99 = rateSteps.filter(floorWithinBudget).reduce((m, s) => Math.max(m, s.offeredRps), 0);
 
   log(`4/4 throughput with N connections (closed loop) against a ${UPSTREAM_DELAY_MS} ms upstream`);
   const steps = [];
