@@ -85,6 +85,18 @@ describe("two gateway instances sharing one database and one Redis", () => {
     await a.app.context.ledger.flush();
     expect(await credits(b)).toBe(9.9);
     expect(await credits(a)).toBe(9.9);
+    // `a` carries on under a new identity, so that its next reservation is swept again if it falls silent once more
+    // (under the old one no sweeper would ever release it: the old identity's sweep is done and keyed to it).
+    expect((await postJson(a, "/api/v1/imageA/generate", user.key, { prompt: "a second kite" })).status).toBe(200);
+    await a.app.context.ledger.flushCharges(user.userId);
+    const holds = await b.app.context.ledger.entries(user.userId, { kinds: ["hold"] });
+    const renewed = holds.map((h) => h.reservationId?.replace(/^rsv:/, "")).find((id) => id !== instanceId);
+    expect(renewed).toBeDefined();
+    const instances = b.db.connection.collection<{ _id: string; seenAt: Date }>("ledger_instances");
+    expect(await instances.countDocuments({ _id: renewed })).toBe(1);
+    await instances.updateOne({ _id: renewed }, { $set: { seenAt: new Date(0) } });
+    expect(await b.app.context.ledger.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
+    expect(await credits(b)).toBe(9.8);
   });
 
   it("a key revoked on one instance is refused by the other within 1 s", async () => {

@@ -32,25 +32,42 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   const repo = new LedgerRepository(db);
   await repo.ensureIndexes();
   const writer = new ChainWriter(repo, clock);
-  const instanceId = newId("inst", 16);
-  const book = new ReservationBook(writer, clock, instanceId, { ...DEFAULT_RESERVATION_POLICY, ...options.reservation });
+  const policy = { ...DEFAULT_RESERVATION_POLICY, ...options.reservation };
+  let instanceId = newId("inst", 16);
+  let book = new ReservationBook(writer, clock, instanceId, policy);
   await repo.registerInstance(instanceId, new Date(clock.now()));
   // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
   const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
+  /** false once closed */
   let alive = true;
+  /** false between a new identity and its registration: no credits are reserved under an id no sweeper knows */
+  let registered = true;
   /** when this instance last confirmed it is still registered (its reservations not swept) */
   let lastBeatAt = clock.now();
 
+  async function register(): Promise<void> {
+    const at = clock.now();
+    await repo.registerInstance(instanceId, new Date(at));
+    registered = true;
+    lastBeatAt = at;
+  }
+
   async function beat(): Promise<void> {
     if (!alive) return;
+    if (!registered) return register();
     const at = clock.now();
     if (await repo.beat(instanceId, new Date(at))) {
       lastBeatAt = at;
       return;
     }
-    // Declared dead while stalled: another instance already released our reservations.
-    alive = false;
+    // Declared dead while stalled: another instance already released our reservations. They are forgotten, and the
+    // instance carries on under a new identity, so that a later crash of it is swept again (a sweep is keyed to the
+    // identity it releases and never runs twice for one). Holds still in flight on the old book then charge nothing.
     book.abandon();
+    instanceId = newId("inst", 16);
+    book = new ReservationBook(writer, clock, instanceId, policy);
+    registered = false;
+    await register();
   }
 
   /**
@@ -124,6 +141,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     async hold(userId, amount, opts): Promise<HoldResult> {
       assertAmount(amount, "hold amount");
       if (amount < 0) throw new RangeError("ledger: hold amount must be >= 0");
+      if (!registered) await register();
       const held = await book.hold(userId, opts.holdId, amount);
       if (held.ok) return { ok: true, balance: book.unused(userId) };
       // The figure of the moment of refusal: read later, holds settling meanwhile could show more than `amount`.
