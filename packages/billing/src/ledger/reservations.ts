@@ -1,5 +1,5 @@
 import type { Clock } from "@gw/shared";
-import type { ChainWriter, Movement } from "./chain-writer";
+import type { ChainWriter, Movement, MovementOutcome } from "./chain-writer";
 
 /**
  * What one gateway instance has reserved of one user's credits. Money leaves the stored balance when it is reserved
@@ -23,6 +23,13 @@ interface UserReservation {
   lastActivity: number;
   /** one top-up at a time per user */
   topUp?: Promise<{ ok: boolean; stored?: number }>;
+  /**
+   * Top-ups and releases whose write failed without an answer (a timeout, a dropped connection): they may have
+   * landed. Until a retry with the same idempotency key says, neither counts as spendable here (an unknown release
+   * stays in `releasing`, an unknown top-up is not in `reserved`), so an unknown outcome can make credits look
+   * scarcer for a while, never spend or give back the same credits twice.
+   */
+  inDoubt: Movement[];
 }
 
 export interface ReservationPolicy {
@@ -169,7 +176,7 @@ export class ReservationBook {
   private state(userId: string): UserReservation {
     let r = this.users.get(userId);
     if (!r) {
-      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now() };
+      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [] };
       this.users.set(userId, r);
     }
     return r;
@@ -184,7 +191,11 @@ export class ReservationBook {
     // A top-up blocks this user's new requests on one write: make it rare (a cheap chat request needs ~50 micro-dollars).
     let amount = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
     for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.inTransit(r, this.writer.append(userId, this.movement(userId, "hold", -amount, true)));
+      const movement = this.movement(userId, "hold", -amount, true);
+      const outcome = await this.inTransit(r, this.writer.append(userId, movement)).catch((err: unknown) => {
+        r.inDoubt.push(movement);
+        throw err;
+      });
       if (outcome.status === "applied") {
         r.reserved += amount;
         return { ok: true };
@@ -202,6 +213,7 @@ export class ReservationBook {
   }
 
   private async flushUser(userId: string, r: UserReservation, releaseUnused: boolean): Promise<void> {
+    await this.resolveInDoubt(userId, r);
     const charges = r.pending.splice(0);
     const writes: Array<Promise<unknown>> = charges.map(async (charge) => {
       try {
@@ -221,14 +233,39 @@ export class ReservationBook {
     const unused = releaseUnused ? available(r) : 0;
     if (unused > 0) {
       r.releasing += unused;
-      writes.push(this.inTransit(r, this.writer.append(userId, this.movement(userId, "release", unused, false)))
+      const movement = this.movement(userId, "release", unused, false);
+      writes.push(this.inTransit(r, this.writer.append(userId, movement))
         .then(
           () => { r.reserved -= unused; r.releasing -= unused; },
-          (err: unknown) => { r.releasing -= unused; throw err; },
+          (err: unknown) => { r.inDoubt.push(movement); throw err; },
         ));
     }
     await Promise.allSettled(writes);
-    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0) this.users.delete(userId);
+    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0 && r.inDoubt.length === 0) this.users.delete(userId);
+  }
+
+  /**
+   * Writes the movements of unknown outcome again with their own keys: the ledger answers `duplicate` for one that
+   * had landed, `applied` for one that had not (it is now), `refused` for a top-up the balance no longer covers.
+   * Either way it then counts exactly once. One that fails again stays in doubt.
+   */
+  private async resolveInDoubt(userId: string, r: UserReservation): Promise<void> {
+    for (const movement of r.inDoubt.splice(0)) {
+      let outcome: MovementOutcome;
+      try {
+        outcome = await this.inTransit(r, this.writer.append(userId, movement));
+      } catch {
+        r.inDoubt.push(movement);
+        continue;
+      }
+      if (outcome.status === "refused") continue;
+      // a top-up is a negative `hold` (money into the reservation), a release a positive one (money back)
+      if (movement.kind === "hold") r.reserved -= movement.amount;
+      else {
+        r.reserved -= movement.amount;
+        r.releasing -= movement.amount;
+      }
+    }
   }
 
   /** Marks a reservation entry as written but unacknowledged until `write` settles. */
