@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { fakeEmbedding } from "@gw/test-support/fake-upstreams/index";
-import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 
 // SPEC 8 prices in micro-dollars: 1 per input token, 2 per output token.
@@ -38,8 +38,10 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
   });
 
   it("answers a model id that is not valid percent-encoding with 400, not 500", async () => {
+    // its own key: these count against the minute's limit, and the suite's user spends its 20 elsewhere
+    const caller = await fundedUser(h.server, 0);
     for (const path of ["/v1/models/%E0%A4%A", "/api/v1/models/text%A"]) {
-      const res = await fetch(`${h.server.url}${path}`, { headers: { authorization: `Bearer ${h.user.key}` } });
+      const res = await fetch(`${h.server.url}${path}`, { headers: { authorization: `Bearer ${caller.key}` } });
       expect(res.status).toBe(400);
       expect(await readJson(res)).toEqual({ error: { message: "Invalid parameter 'path': malformed percent-encoding.", type: "invalid_request_error", code: "invalid_parameter" } });
     }

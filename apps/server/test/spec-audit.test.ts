@@ -147,6 +147,26 @@ describe("SPEC/CONTRACT audit regressions", () => {
     expect((await readJson(res)).error.code).toBe("invalid_parameter");
   });
 
+  it("a model id that is not valid percent-encoding is a 400 after the key check, with the X-RateLimit-* headers (CONTRACT 7)", async () => {
+    // its own key: the minute's budget of the suite's user is spent elsewhere
+    const caller = await fundedUser(server, 0);
+    for (const path of ["/v1/models/%E0%A4%A", "/API/V1/Models/text%A/"]) {
+      const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${caller.key}` } });
+      expect({ status: res.status, body: await readJson(res) }).toEqual({
+        status: 400, body: { error: { message: "Invalid parameter 'path': malformed percent-encoding.", type: "invalid_request_error", code: "invalid_parameter" } },
+      });
+      expect(res.headers.get("x-ratelimit-limit")).toBe("20");
+      expect(res.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
+      const anonymous = await fetch(`${server.url}${path}`);
+      expect({ status: anonymous.status, code: (await readJson(anonymous)).error.code }).toEqual({ status: 401, code: "invalid_api_key" });
+    }
+    // a well-formed encoded id is decoded; other spellings of the path reach the same entry
+    for (const path of ["/v1/models/textA%2D4", "/Api/V1/models/textA-4/"]) {
+      const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${caller.key}` } });
+      expect({ path, status: res.status, id: (await readJson(res)).id }).toEqual({ path, status: 200, id: "textA-4" });
+    }
+  });
+
   describe("the debug object of authentication errors (SPEC 7.1, CONTRACT 1)", () => {
     it("is absent outside NODE_ENV=development", async () => {
       const res = await fetch(`${server.url}/v1/models`, { headers: { authorization: "Bearer ak-live-unknown" } });

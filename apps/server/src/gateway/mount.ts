@@ -14,7 +14,7 @@ import { enforceLimits } from "./limits/middleware";
 import { RequestLimits } from "./limits/request-limits";
 import { chatCompletions, completions, embeddings } from "./routes/chat";
 import { imageAGenerate, imageBGenerate } from "./routes/images";
-import { model, models } from "./routes/models";
+import { MODEL_ENTRY_PATH, model, models } from "./routes/models";
 import { task } from "./routes/task";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
@@ -69,8 +69,10 @@ export async function mountGateway(
     if (method === "GET") router.get(path, ...handlers);
     else router.post(path, ...handlers);
   }
-  // Path parameters need the router: the model's entry (OpenAI's models.retrieve).
-  router.get(["/v1/models/:id", "/api/v1/models/:id"], ...limited, model(deps));
+  // Path parameters need the router: the model's entry (OpenAI's models.retrieve). A pattern without a parameter, so
+  // the router does not decode the id before the key and limits are checked (a malformed one is then a 400 that
+  // carries X-RateLimit-*, CONTRACT 7); the handler decodes it.
+  router.get(MODEL_ENTRY_PATH, ...limited, model(deps));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.
   router.use(["/v1", "/api/v1"], ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));

@@ -48,7 +48,7 @@ function fromBodyParser(err: unknown): AppError | undefined {
   }
 }
 
-/** The router's own 400 for a path parameter that is not valid percent-encoding (GET /v1/models/%E0%A4%A). */
+/** The router's own 400 for a path parameter that is not valid percent-encoding (`:id` = `%E0%A4%A`). */
 const fromPathDecoding = (err: unknown): AppError | undefined =>
   (err instanceof URIError ? new AppError("invalid_parameter", "Invalid parameter 'path': malformed percent-encoding.") : undefined);
 
