@@ -114,6 +114,15 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(sdk.choices[0]?.text).toBe("Echo: a b");
   });
 
+  it("marks every answer of /v1/completions deprecated, refusals before the handler included", async () => {
+    const caller = await fundedUser(h.server, 0);
+    const refusals = [
+      await fetch(`${h.server.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
+      await fetch(`${h.server.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${caller.key}`, "content-type": "application/json" }, body: "{" }),
+    ];
+    expect(refusals.map((r) => [r.status, r.headers.get("deprecation")])).toEqual([[401, "true"], [400, "true"]]);
+  });
+
   it("returns embeddings for string and array input, base64 (SDK default) and float", async () => {
     const sdk = await h.client.embeddings.create({ model: "text-embedding-ada-002", input: ["one", "two"] });
     expect(sdk.data.map((d) => d.index)).toEqual([0, 1]);

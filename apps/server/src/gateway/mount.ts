@@ -20,6 +20,12 @@ import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
 
 const HEALTH_TIMEOUT_MS = 400;
+
+/** CONTRACT 5: the deprecated completions endpoint says so on every answer, refusals included. */
+const deprecated: RequestHandler = (_req, res, next) => {
+  res.setHeader("Deprecation", "true");
+  next();
+};
 /** How often expired Idempotency-Key records are deleted. */
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
@@ -54,7 +60,7 @@ export async function mountGateway(
     ["POST", "/api/v1/imageA/generate", [...limited, ...json, once, imageAGenerate(deps)]],
     ["POST", "/api/v1/imageB.1", [...limited, ...json, once, imageBGenerate(deps)]],
     ["POST", "/v1/chat/completions", [...limited, ...json, once, chatCompletions(deps)]],
-    ["POST", "/v1/completions", [...limited, ...json, once, completions(deps)]],
+    ["POST", "/v1/completions", [deprecated, ...limited, ...json, once, completions(deps)]],
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],

@@ -48,10 +48,9 @@ export function chatCompletions(deps: GatewayDeps) {
   };
 }
 
-/** POST /v1/completions (deprecated; CONTRACT 5) */
+/** POST /v1/completions (deprecated; CONTRACT 5: the route sets the Deprecation header) */
 export function completions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
-    res.setHeader("Deprecation", "true");
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
     const body = parseOrThrow(completionBody, raw);
