@@ -36,7 +36,7 @@ export interface Config {
   oauth: { google: OAuthProviderConfig; github: OAuthProviderConfig };
   stripe: { secretKey?: string; publishableKey: string; webhookSecret?: string; apiBase?: string };
   providers: Record<ProviderName, ProviderEndpoint>;
-  upstream: { connectTimeoutMs: number; requestTimeoutMs: number; maxRetries: number; fluxPollIntervalMs: number };
+  upstream: { connectTimeoutMs: number; requestTimeoutMs: number; maxRetries: number; fluxPollIntervalMs: number; maxResponseBytes: number };
   holdTtlSeconds: number;
   models: ModelDefinition[];
   plans: PlanDefinition[];

@@ -37,6 +37,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     requestTimeoutMs: config.upstream.requestTimeoutMs,
     retry: { ...DEFAULT_RETRY_TIMING, ...options.retry, maxRetries: config.upstream.maxRetries },
     connectionsPerOrigin: options.connectionsPerOrigin,
+    maxResponseBytes: config.upstream.maxResponseBytes,
   });
   const endpointFor = createEndpointResolver(config);
   const openai = createOpenAiAdapter(client, endpointFor);

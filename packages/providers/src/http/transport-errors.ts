@@ -1,6 +1,6 @@
 // Classifies what undici throws so the client knows whether to retry and which AppError to surface.
 
-export type TransportFailure = "connection" | "timeout" | "other";
+export type TransportFailure = "connection" | "timeout" | "too-large" | "other";
 
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH",
@@ -22,5 +22,6 @@ export function classifyTransportError(err: unknown): TransportFailure {
   if (code === undefined) return "other";
   if (CONNECTION_CODES.has(code)) return "connection";
   if (TIMEOUT_CODES.has(code)) return "timeout";
+  if (code === "UND_ERR_RES_EXCEEDED_MAX_SIZE") return "too-large";
   return "other";
 }

@@ -14,6 +14,8 @@ export interface UpstreamClientOptions {
   retry: RetryPolicy;
   /** sockets kept per upstream origin */
   connectionsPerOrigin?: number;
+  /** the most bytes one answer's body (a stream's included) may have; unset: no limit */
+  maxResponseBytes?: number;
 }
 
 export interface UpstreamCall {
@@ -55,6 +57,7 @@ export const timeoutError = () => new AppError("upstream_timeout", "The upstream
 const unreachableError = () => new AppError("upstream_error", "The upstream provider could not be reached.");
 const brokenOffError = () => new AppError("upstream_error", "The upstream stream broke off before it finished.");
 const answerBrokenOffError = () => new AppError("upstream_error", "The upstream answer broke off before it finished.");
+const tooLargeError = () => new AppError("upstream_error", "The upstream answer was larger than the gateway accepts.");
 
 /** Is this the error thrown when the caller's signal fired? */
 export const isCancelled = (err: unknown, signal: CancelSignal): boolean => signal.aborted && err instanceof AppError && err.code === "upstream_error";
@@ -75,6 +78,8 @@ export class UpstreamClient {
       connections: options.connectionsPerOrigin ?? 256,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
+      // An upstream that sends without end would otherwise fill the heap until the process dies.
+      maxResponseSize: options.maxResponseBytes ?? -1,
     });
   }
 
@@ -230,6 +235,7 @@ export class UpstreamClient {
     const kind = classifyTransportError(err);
     if (kind === "timeout") return timeoutError();
     if (kind === "connection") return connectionLost();
+    if (kind === "too-large") return tooLargeError();
     return new AppError("upstream_error", "The upstream provider sent an unreadable answer.");
   }
 }

@@ -32,7 +32,9 @@ export type Fault =
   /** 200 with valid JSON of the wrong shape */
   | { kind: "wrong-shape" }
   /** answer normally, after a pause */
-  | { kind: "delay"; ms: number };
+  | { kind: "delay"; ms: number }
+  /** 200 with a valid JSON object of about this many bytes (an answer too large to keep) */
+  | { kind: "huge"; bytes: number };
 
 interface QueuedFault {
   fault: Fault;
@@ -65,6 +67,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export function sendTruncated(res: ServerResponse, contentType: string, body: Buffer): void {
   res.writeHead(200, { "content-type": contentType, "content-length": body.length });
   res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
+}
+
+/** Sends `{"padding":"aaa…"}` of about `bytes` bytes in pieces, as long as the client keeps reading. */
+async function sendHuge(res: ServerResponse, bytes: number): Promise<void> {
+  const piece = Buffer.alloc(64 * 1024, "a");
+  res.writeHead(200, { "content-type": "application/json" });
+  res.write('{"padding":"');
+  for (let sent = 0; sent < bytes && !res.destroyed; sent += piece.length) {
+    if (!res.write(piece)) {
+      await new Promise<void>((resolve) => {
+        const done = () => { res.off("drain", done); res.off("close", done); resolve(); };
+        res.on("drain", done).on("close", done);
+      });
+    }
+  }
+  if (!res.destroyed) res.end('"}');
 }
 
 /** Either sends `body` or, when truncating, half of it. */
@@ -189,6 +207,7 @@ export abstract class FakeServer {
         return;
       }
       if (fault?.kind === "wrong-shape") return sendJson(res, 200, { unexpected: true, data: "nothing you expect" });
+      if (fault?.kind === "huge") return await sendHuge(res, fault.bytes);
       const handled = await this.route({
         req, res, url, record, truncate: fault?.kind === "truncate",
         truncateAt: fault?.kind === "truncate" ? (fault.at ?? "half") : "half",

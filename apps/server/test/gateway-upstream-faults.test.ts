@@ -1,0 +1,63 @@
+import { DEFAULT_PLANS } from "@gw/config";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { countTokens } from "@gw/providers";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startTestServer, type TestServer } from "./harness";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
+
+/** The text a stream's chunks carried. */
+const deltaText = (sse: string): string => sse.split("\n\n").filter((e) => e.startsWith("data: {") && e.includes('"delta"'))
+  .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string | null } }> }).choices[0]?.delta.content ?? "").join("");
+
+describe("upstream faults: what the gateway answers and charges when an upstream misbehaves", () => {
+  let fakes: FakeUpstreams;
+  let server: TestServer;
+  const MAX_BYTES = 32 * 1024;
+
+  beforeAll(async () => {
+    fakes = await startFakeUpstreams();
+    const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 100_000, concurrentRequests: 1_000 } : p));
+    server = await startTestServer({
+      env: { ...fakes.env, UPSTREAM_MAX_RETRIES: "1", UPSTREAM_TIMEOUT_MS: "3000", UPSTREAM_MAX_RESPONSE_BYTES: String(MAX_BYTES) },
+      config: { plans },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fakes.close();
+  });
+  beforeEach(() => fakes.clearAll());
+
+  it("an answer larger than UPSTREAM_MAX_RESPONSE_BYTES is 502 upstream_error, costs nothing, is not retried, and the gateway keeps serving", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(1, { kind: "huge", bytes: 64 * 1024 * 1024 });
+    const chat = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+    expect(chat.status).toBe(502);
+    expect((await readJson(chat)).error).toMatchObject({ code: "upstream_error", type: "api_error", message: "The upstream answer was larger than the gateway accepts." });
+    expect(fakes.textA.requests).toHaveLength(1);
+
+    fakes.speech.failNext(1, { kind: "huge", bytes: 64 * 1024 * 1024 }, { path: "/v1/text-to-speech" });
+    const speech = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Rachel" });
+    expect(speech.status).toBe(502);
+    expect((await readJson(speech)).error.code).toBe("upstream_error");
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+
+    const after = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+    expect(after.status).toBe(200);
+  });
+
+  it("a stream that grows past the limit after output began ends with an error event and is charged for what was produced", async () => {
+    const user = await fundedUser(server, 1);
+    // every word of the prompt comes back as one chunk of ~200 bytes: far more than MAX_BYTES in all
+    const prompt = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: prompt }], max_tokens: 1000, stream: true });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain("The upstream answer was larger than the gateway accepts.");
+    expect(text).not.toContain("[DONE]");
+    const produced = deltaText(text);
+    expect(produced.length).toBeGreaterThan(0);
+    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
+    expect(spent).toBe(countTokens(prompt) + 4 + 3 + 2 * countTokens(produced));
+  });
+});
