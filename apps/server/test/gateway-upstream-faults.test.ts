@@ -1,7 +1,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "@gw/providers";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 
@@ -59,5 +59,24 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(produced.length).toBeGreaterThan(0);
     const spent = 1_000_000 - (await balanceMicros(server, user.userId));
     expect(spent).toBe(countTokens(prompt) + 4 + 3 + 2 * countTokens(produced));
+  });
+
+  it.each([
+    ["textA-4", "its role chunk"],
+    ["textB-3-haiku", "message_start"],
+  ])("%s: a stream whose connection breaks after %s, before any output reached the client, is retried and answered whole", async (model) => {
+    const user = await fundedUser(server, 1);
+    const fake = model === "textA-4" ? fakes.textA : fakes.textB;
+    fake.failNext(1, { kind: "truncate", at: "start" });
+    const messages = [{ role: "user", content: "one two three" }];
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages, max_tokens: 100, stream: true });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('"error"');
+    expect(text.trim().split("\n\n").at(-1)).toBe("data: [DONE]");
+    const reply = fakeChatReply(messages, 100);
+    expect(deltaText(text)).toBe(reply.content);
+    expect(fake.requests).toHaveLength(2);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
 });

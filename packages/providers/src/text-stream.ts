@@ -35,7 +35,8 @@ export class StreamInterruptedError extends AppError {
 }
 
 export interface TextStreamOptions {
-  events: AsyncIterable<SseEvent>;
+  /** the upstream's events; `replayable` says whether a failed attempt may still be repeated (UpstreamCall.replayable) */
+  events: (replayable: () => boolean) => AsyncIterable<SseEvent>;
   parseStreamEvent: (event: SseEvent) => StreamPiece[];
   /** counts the prompt if upstream does not; only called when needed */
   countPrompt: () => number;
@@ -67,23 +68,28 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
   let ended = false;
+  // Until a delta is handed on, nothing reached the client: a connection lost before may be retried upstream.
+  let handedOn = false;
+  const events = options.events(() => !handedOn && finishReason === undefined);
   const usageSoFar = (): TextUsage => ({
     promptTokens: promptTokens ?? options.countPrompt(),
     completionTokens: completionTokens ?? countTokens(parts.join("")),
   });
   try {
-    for await (const event of options.events) {
+    for await (const event of events) {
       for (const piece of options.parseStreamEvent(event)) {
         if (piece.kind === "delta") {
           if (piece.delta !== undefined || piece.logprobs !== undefined) {
             // what a tool call produced (its name and argument fragments) counts as output, like text
             const produced = piece.content + toolCallText(piece.delta);
             if (produced.length > 0) parts.push(produced);
+            handedOn = true;
             yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs };
             continue;
           }
           if (piece.content.length === 0) continue;
           parts.push(piece.content);
+          handedOn = true;
           yield { type: "delta", content: piece.content };
         } else if (piece.kind === "finish") {
           finishReason = piece.reason;

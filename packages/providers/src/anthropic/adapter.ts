@@ -19,7 +19,7 @@ export function createAnthropicAdapter(client: UpstreamClient, endpointFor: Endp
     },
     chatStream(req) {
       return foldTextStream({
-        events: client.events({ ...build(req, true), signal: req.signal, parseError }),
+        events: (replayable) => client.events({ ...build(req, true), signal: req.signal, parseError, replayable }),
         parseStreamEvent: messagesStreamParser(),
         countPrompt: () => countMessageTokens(req.messages),
       });

@@ -30,6 +30,11 @@ export interface UpstreamCall {
   timeoutMs?: number;
   /** false: a single attempt */
   retry?: boolean;
+  /**
+   * streams: may a failed attempt still be repeated? The consumer knows when output reached its client; without
+   * this, nothing is repeated once an event was handed out.
+   */
+  replayable?: () => boolean;
 }
 
 export interface UpstreamBytes {
@@ -106,8 +111,8 @@ export class UpstreamClient {
   }
 
   /**
-   * Server-Sent Events of a 2xx answer. Failures before the first event may be retried; once an event
-   * was handed out nothing is repeated (the caller may already have forwarded it).
+   * Server-Sent Events of a 2xx answer. Failures may be retried while `call.replayable()` (default: until the first
+   * event was handed out); after that nothing is repeated (the caller may already have forwarded it).
    */
   async *events(call: UpstreamCall): AsyncGenerator<SseEvent> {
     const budget = { retriesLeft: call.retry === false ? 0 : this.options.retry.maxRetries, used: 0 };
@@ -126,7 +131,7 @@ export class UpstreamClient {
       } catch (err) {
         // Once the answer's headers arrived the provider was reached: a connection lost after that broke the stream.
         failure = this.toAppError(err, attempt, res === undefined ? unreachableError : brokenOffError);
-        const retryable = !delivered && budget.retriesLeft > 0 && !(err instanceof AppError)
+        const retryable = (call.replayable ? call.replayable() : !delivered) && budget.retriesLeft > 0 && !(err instanceof AppError)
           && !attempt.stopped() && classifyTransportError(err) === "connection";
         if (!retryable) throw failure;
       } finally {

@@ -40,7 +40,7 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
     chatStream(req) {
       const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
       return foldTextStream({
-        events: client.events({ ...built, signal: req.signal, parseError }),
+        events: (replayable) => client.events({ ...built, signal: req.signal, parseError, replayable }),
         parseStreamEvent: parseChatStreamEvent,
         countPrompt: () => countMessageTokens(req.messages),
       });

@@ -23,10 +23,11 @@ export type Fault =
   /** destroy the connection without an answer */
   | { kind: "reset" }
   /**
-   * streams: close the connection mid-stream (`at: "end"`: after every event but the last, the end marker);
+   * streams: close the connection mid-stream (`at: "end"`: after every event but the last, the end marker;
+   * `at: "start"`: after the first event, which carries no text: role chunk, message_start);
    * JSON and bytes: send half the body, then close
    */
-  | { kind: "truncate"; at?: "half" | "end" }
+  | { kind: "truncate"; at?: "start" | "half" | "end" }
   /** 200 with a body that is not JSON */
   | { kind: "garbage" }
   /** 200 with valid JSON of the wrong shape */
@@ -50,7 +51,7 @@ export interface HandlerContext {
   /** the current request should be cut short (Fault "truncate") */
   truncate: boolean;
   /** where a truncated stream is cut */
-  truncateAt: "half" | "end";
+  truncateAt: "start" | "half" | "end";
 }
 
 export type Handler = (ctx: HandlerContext) => Promise<void> | void;
@@ -223,7 +224,7 @@ export abstract class FakeServer {
 /** Writes SSE events one by one; with `truncate`, stops halfway (or before the last event) and cuts the connection. */
 export async function writeSse(ctx: HandlerContext, events: string[], pause: () => Promise<void>): Promise<void> {
   ctx.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  const cutAt = ctx.truncateAt === "end" ? events.length - 1 : Math.max(1, Math.floor(events.length / 2));
+  const cutAt = ctx.truncateAt === "end" ? events.length - 1 : ctx.truncateAt === "start" ? 1 : Math.max(1, Math.floor(events.length / 2));
   const stopAt = ctx.truncate ? cutAt : events.length;
   for (let i = 0; i < stopAt; i++) {
     if (ctx.res.destroyed) return;
