@@ -99,6 +99,21 @@ describe("ledger", () => {
     expect((await ledger.verify("u")).ok).toBe(true);
   });
 
+  it("flushCharges also waits for charges a background flush is writing (read-your-writes for usage queries)", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 10_000, { kind: "purchase", idempotencyKey: "c" });
+    for (let round = 0; round < 5; round++) {
+      await ledger.hold("u", 100, { holdId: `h${round}` });
+      await ledger.settle("u", `h${round}`, 10, { model: "m" });
+      // the periodic flush takes the charge off the queue, then flushCharges runs while it is being written
+      const background = ledger.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      await ledger.flushCharges("u");
+      expect((await ledger.entries("u", { kinds: ["settle"] })).map((e) => e.holdId)).toContain(`h${round}`);
+      await background;
+    }
+  });
+
   it("serves many requests from one reservation: one write per top-up, not per request", async () => {
     const ledger = await instance(freshDb());
     await ledger.credit("u", 100_000_000, { kind: "purchase", idempotencyKey: "c" });

@@ -30,6 +30,8 @@ interface UserReservation {
    * scarcer for a while, never spend or give back the same credits twice.
    */
   inDoubt: Movement[];
+  /** the flush writing this user's entries right now, if any */
+  flushing?: Promise<void>;
 }
 
 export interface ReservationPolicy {
@@ -157,10 +159,15 @@ export class ReservationBook {
     await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || now - r.lastActivity >= this.policy.idleMs)));
   }
 
-  /** Writes one user's pending charges now (read-your-writes for usage queries); reservations stay. */
+  /**
+   * Writes one user's pending charges now (read-your-writes for usage queries); reservations stay. Charges that a
+   * background flush took are waited for too: they left `pending` before they were stored.
+   */
   async flushCharges(userId: string): Promise<void> {
     const r = this.users.get(userId);
-    if (r && r.pending.length > 0) await this.flushUser(userId, r, false);
+    if (!r) return;
+    if (r.flushing) await r.flushing;
+    if (r.pending.length > 0) await this.flushUser(userId, r, false);
   }
 
   /** true when nothing is reserved, in flight or waiting to be written */
@@ -212,7 +219,15 @@ export class ReservationBook {
     return { kind, amount, idempotencyKey: this.key(userId), requireCover, reservationId: this.reservationId };
   }
 
-  private async flushUser(userId: string, r: UserReservation, releaseUnused: boolean): Promise<void> {
+  private flushUser(userId: string, r: UserReservation, releaseUnused: boolean): Promise<void> {
+    const run = this.writeUser(userId, r, releaseUnused).finally(() => {
+      if (r.flushing === run) r.flushing = undefined;
+    });
+    r.flushing = run;
+    return run;
+  }
+
+  private async writeUser(userId: string, r: UserReservation, releaseUnused: boolean): Promise<void> {
     await this.resolveInDoubt(userId, r);
     const charges = r.pending.splice(0);
     const writes: Array<Promise<unknown>> = charges.map(async (charge) => {
