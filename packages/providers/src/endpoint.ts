@@ -10,10 +10,18 @@ export interface Endpoint {
 
 export type EndpointResolver = (model: ModelDefinition) => Endpoint;
 
+/**
+ * The base that CONTRACT 4's paths (`{base}/v1/...`) are appended to: without trailing slashes, and without a final
+ * `/v1`, which OpenAI-style SDK settings include (`https://api.openai.com/v1`) and would otherwise double.
+ */
+export function baseUrlOf(configured: string): string {
+  return configured.replace(/\/+$/, "").replace(/\/v1$/, "");
+}
+
 export function createEndpointResolver(config: Config): EndpointResolver {
   const endpoints = new Map<ProviderName, Endpoint>();
   for (const [name, provider] of Object.entries(config.providers) as [ProviderName, Config["providers"][ProviderName]][]) {
-    if (provider.baseUrl) endpoints.set(name, { baseUrl: provider.baseUrl.replace(/\/+$/, ""), apiKey: provider.apiKey ?? "" });
+    if (provider.baseUrl) endpoints.set(name, { baseUrl: baseUrlOf(provider.baseUrl), apiKey: provider.apiKey ?? "" });
   }
   return (model) => {
     const endpoint = endpoints.get(model.provider);

@@ -3,6 +3,7 @@ import type { Config, ProviderName } from "@gw/config";
 import { AppError } from "@gw/shared";
 import type { UpstreamClient } from "./http/upstream-client";
 import { ANTHROPIC_VERSION } from "./anthropic/transform";
+import { baseUrlOf } from "./endpoint";
 
 export type HealthStatus = "healthy" | "degraded" | "unhealthy" | "unknown";
 
@@ -34,7 +35,7 @@ async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { b
   const elapsed = () => Math.round(performance.now() - started);
   try {
     await client.json({
-      url: `${endpoint.baseUrl.replace(/\/+$/, "")}${probe.path}`,
+      url: `${baseUrlOf(endpoint.baseUrl)}${probe.path}`,
       method: "GET",
       headers: { accept: "application/json", ...probe.headers(endpoint.apiKey ?? "") },
       signal: AbortSignal.timeout(timeoutMs + 1_000),
