@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import {
   encodeFloat32Base64, fakeChatReply, fakeCompletion, fakeEmbedding, fakeToolCall, wordCount, TINY_PNG, type FakeMessage, type FakeReply,
 } from "./deterministic";
-import { FakeServer, sendBody, sendJson, writeSse, type HandlerContext } from "./fake-server";
+import { FakeServer, sendBody, sendJson, writeSse, writeWhenRead, type HandlerContext } from "./fake-server";
 
 interface ChatBody {
   model?: unknown;
@@ -51,6 +51,12 @@ function embeddingInputs(input: unknown): string[] | number[][] | undefined {
 export class FakeOpenAi extends FakeServer {
   /** false: answers (streamed or not) carry no usage, like some compatible servers */
   reportUsage = true;
+  /**
+   * Set: chat streams answer text chunks of about 16 KiB until this many bytes were written, no faster than the
+   * gateway reads them (a long answer meeting a slow client); `flood` tells how far the last one got.
+   */
+  floodBytes: number | undefined = undefined;
+  readonly flood = { sentBytes: 0, closed: false };
 
   constructor(readonly apiKey: string) {
     super();
@@ -58,6 +64,7 @@ export class FakeOpenAi extends FakeServer {
 
   protected override resetOptions(): void {
     this.reportUsage = true;
+    this.floodBytes = undefined;
   }
 
   protected errorBody(status: number, message: string): unknown {
@@ -110,6 +117,10 @@ export class FakeOpenAi extends FakeServer {
     const model = String(body.model);
     const created = Math.floor(Date.now() / 1000);
     const logprobs = body.logprobs === true;
+    if (body.stream === true && this.floodBytes !== undefined) {
+      await this.floodStream(ctx, this.floodBytes, (choices) => `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices })}\n\n`);
+      return true;
+    }
     if (body.stream !== true) {
       const toolCall = call && { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
       sendBody(ctx, "application/json", JSON.stringify({
@@ -141,6 +152,22 @@ export class FakeOpenAi extends FakeServer {
     events.push("data: [DONE]\n\n");
     await writeSse(ctx, events, () => this.pause());
     return true;
+  }
+
+  private async floodStream(ctx: HandlerContext, bytes: number, chunk: (choices: unknown[]) => string): Promise<void> {
+    const { res } = ctx;
+    const flood = this.flood;
+    flood.sentBytes = 0;
+    flood.closed = false;
+    res.on("close", () => { flood.closed = true; });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const piece = chunk([{ index: 0, delta: { content: " lorem ipsum".repeat(1365) }, finish_reason: null }]);
+    await writeWhenRead(res, chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]));
+    while (flood.sentBytes < bytes && !res.destroyed) {
+      flood.sentBytes += piece.length;
+      await writeWhenRead(res, piece);
+    }
+    if (!res.destroyed) res.end(`${chunk([{ index: 0, delta: {}, finish_reason: "length" }])}data: [DONE]\n\n`);
   }
 
   private completion(ctx: HandlerContext, body: ChatBody): boolean {

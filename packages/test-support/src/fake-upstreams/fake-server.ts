@@ -70,19 +70,21 @@ export function sendTruncated(res: ServerResponse, contentType: string, body: Bu
   res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
 }
 
+/** Writes `data`; when the client's side is full, waits until it has read it (or left): TCP backpressure. */
+export async function writeWhenRead(res: ServerResponse, data: Buffer | string): Promise<void> {
+  if (res.write(data)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => { res.off("drain", done); res.off("close", done); resolve(); };
+    res.on("drain", done).on("close", done);
+  });
+}
+
 /** Sends `{"padding":"aaa…"}` of about `bytes` bytes in pieces, as long as the client keeps reading. */
 async function sendHuge(res: ServerResponse, bytes: number): Promise<void> {
   const piece = Buffer.alloc(64 * 1024, "a");
   res.writeHead(200, { "content-type": "application/json" });
   res.write('{"padding":"');
-  for (let sent = 0; sent < bytes && !res.destroyed; sent += piece.length) {
-    if (!res.write(piece)) {
-      await new Promise<void>((resolve) => {
-        const done = () => { res.off("drain", done); res.off("close", done); resolve(); };
-        res.on("drain", done).on("close", done);
-      });
-    }
-  }
+  for (let sent = 0; sent < bytes && !res.destroyed; sent += piece.length) await writeWhenRead(res, piece);
   if (!res.destroyed) res.end('"}');
 }
 

@@ -35,6 +35,32 @@ class SseWriter {
     this.res.write(`data: ${payload}\n\n`);
   }
 
+  /** The client is not reading as fast as the upstream writes: what was written waits in the gateway's memory. */
+  get backedUp(): boolean {
+    return this.res.writableNeedDrain && !this.res.destroyed;
+  }
+
+  /**
+   * Waits until the client has read what waits for it, so the upstream is read no faster than the client reads
+   * (undici then stops reading its socket: TCP backpressure reaches the upstream). A client that reads nothing for
+   * `timeoutMs` is dropped: its connection is destroyed, which cancels the upstream call.
+   */
+  async drained(timeoutMs: number): Promise<void> {
+    const res = this.res;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        res.off("drain", done).off("close", done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        res.destroy();
+        done();
+      }, timeoutMs);
+      res.on("drain", done).on("close", done);
+    });
+  }
+
   chunk(delta: Record<string, unknown>, finishReason: string | null, logprobs: unknown = null): void {
     this.write(JSON.stringify({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model,
@@ -76,6 +102,8 @@ class SseWriter {
  * far, counted with the tokenizer.
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
+  // A client may go as long without reading as the upstream may go without sending.
+  const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const promptTokens = countPromptTokens(deps, call);
   const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
   const request = chatRequest(call, meta);
@@ -101,11 +129,12 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
           // tool-call fragments, refusals, logprobs: passed on as the upstream sent them
           emitted += event.content + toolCallText(event.delta);
           sse.chunk(event.delta ?? { content: event.content }, null, event.logprobs ?? null);
-          continue;
+        } else if (event.content.length > 0) {
+          emitted += event.content;
+          sse.chunk({ content: event.content }, null);
         }
-        if (event.content.length === 0) continue;
-        emitted += event.content;
-        sse.chunk({ content: event.content }, null);
+        // Not on the usual path: only when the client reads slower than the upstream writes.
+        if (sse.backedUp) await sse.drained(stalledClientMs);
       } else {
         final = { finishReason: event.finishReason, usage: event.usage };
       }

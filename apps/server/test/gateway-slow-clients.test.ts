@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startTestServer, type TestServer } from "./harness";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
+
+const MiB = 1024 * 1024;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("streams to slow clients: the upstream is read no faster than the client reads", () => {
+  let fakes: FakeUpstreams;
+  let server: TestServer;
+  const STALL_MS = 2000;
+
+  beforeAll(async () => {
+    fakes = await startFakeUpstreams();
+    // Without backpressure the gateway would read a flood until this limit; with it, the upstream stalls far below.
+    server = await startTestServer({ env: { ...fakes.env, UPSTREAM_TIMEOUT_MS: String(STALL_MS), UPSTREAM_MAX_RESPONSE_BYTES: String(96 * MiB) } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fakes.close();
+  });
+  beforeEach(() => fakes.clearAll());
+
+  const chat = { model: "textA-4", messages: [{ role: "user", content: "tell me everything" }], max_tokens: 100, stream: true };
+
+  it("a client that stops reading holds the upstream back, and after UPSTREAM_TIMEOUT_MS without reading is dropped and charged what was sent", async () => {
+    const user = await fundedUser(server, 5);
+    fakes.textA.floodBytes = 1024 * MiB;
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat);
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    // ... and nothing more: the gateway gives up on the client and cancels the upstream stream
+    await vi.waitFor(() => expect(fakes.textA.flood.closed).toBe(true), { timeout: 20_000, interval: 100 });
+    // what socket buffers hold on the way, not the whole flood (nor the 96 MiB the gateway would accept)
+    expect(fakes.textA.flood.sentBytes).toBeLessThan(64 * MiB);
+    await expect((async () => { for (;;) if ((await reader.read()).done) return; })()).rejects.toThrow();
+    const usage = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
+    const record = (await readJson(usage)).data[0];
+    expect(record).toMatchObject({ model: "textA-4", status: "partial" });
+    expect(record.completion_tokens).toBeGreaterThan(0);
+    expect(5_000_000 - (await balanceMicros(server, user.userId))).toBe(Math.round(record.cost * 1e6));
+  });
+
+  it("a client that leaves while the gateway waits for it to read is let go at once, not after UPSTREAM_TIMEOUT_MS", async () => {
+    const user = await fundedUser(server, 5);
+    fakes.textA.floodBytes = 1024 * MiB;
+    const abort = new AbortController();
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat, {}, abort.signal);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    // long enough for the socket buffers to fill and the gateway to be waiting
+    await sleep(STALL_MS / 4);
+    const left = Date.now();
+    abort.abort();
+    await vi.waitFor(() => expect(fakes.textA.flood.closed).toBe(true), { timeout: 10_000, interval: 20 });
+    expect(Date.now() - left).toBeLessThan(STALL_MS / 2);
+    const usage = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
+    expect((await readJson(usage)).data[0]).toMatchObject({ model: "textA-4", status: "partial" });
+  });
+
+  it("a client that reads slowly, pausing less than UPSTREAM_TIMEOUT_MS at a time, gets the whole stream", async () => {
+    const user = await fundedUser(server, 5);
+    fakes.textA.floodBytes = 24 * MiB;
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat);
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let tail = "";
+    for (let reads = 0; ; reads++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      tail = (tail + decoder.decode(value, { stream: true })).slice(-64);
+      if (reads % 200 === 0) await sleep(STALL_MS / 2);
+    }
+    expect(tail.trim().endsWith("data: [DONE]")).toBe(true);
+    expect(fakes.textA.flood.sentBytes).toBeGreaterThanOrEqual(24 * MiB);
+  });
+});
