@@ -1,3 +1,4 @@
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
@@ -26,6 +27,7 @@ describe("models whose provider is not configured", () => {
     expect(res.status).toBe(503);
     expect(await readJson(res)).toEqual({ error: { message: expect.any(String), type: "api_error", code: "provider_not_configured" } });
     for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) expect(res.headers.get(h)).toMatch(/^\d+$/);
+    expect(res.headers.get("x-should-retry")).toBe("false");
     expect(await balanceMicros(server, user.userId)).toBe(before);
   };
 
@@ -38,6 +40,17 @@ describe("models whose provider is not configured", () => {
     await notConfigured("/api/v1/imageA/generate", { prompt: "a lighthouse" });
     await notConfigured("/api/v1/imageB.1", { prompt: "a lighthouse" });
     await notConfigured("/v1/chat/completions", { model: "textB-2", messages });
+  });
+
+  it("tells the OpenAI SDK not to retry: one request, not three, counted against the minute", async () => {
+    const caller = await fundedUser(server, 1);
+    const client = new OpenAI({ apiKey: caller.key, baseURL: `${server.url}/v1` }); // the SDK's default retries (2)
+    const err = await client.chat.completions.create({ model: "textB-3-haiku", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(err).toMatchObject({ status: 503, code: "provider_not_configured", type: "api_error" });
+    const after = await fetch(`${server.url}/v1/models`, { headers: authHeaders(caller.key, false) });
+    const limit = Number(after.headers.get("x-ratelimit-limit"));
+    expect(Number(after.headers.get("x-ratelimit-remaining"))).toBe(limit - 2);
   });
 
   it("still lists those models, and serves the configured ones", async () => {

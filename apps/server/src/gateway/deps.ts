@@ -18,8 +18,12 @@ export function resolveModel(deps: GatewayDeps, id: string, types: ModelType[], 
   return model;
 }
 
+/**
+ * A missing upstream is the operator's configuration, not a passing failure: `x-should-retry: false` keeps the
+ * OpenAI SDKs, which retry every 5xx, from asking again (and spending the caller's requests per minute) for nothing.
+ */
 export function requireConfigured(deps: GatewayDeps, model: ModelDefinition): void {
   if (!deps.ctx.config.providers[model.provider]?.baseUrl) {
-    throw new AppError("provider_not_configured", `The upstream of model '${model.id}' is not configured.`);
+    throw new AppError("provider_not_configured", `The upstream of model '${model.id}' is not configured.`, { headers: { "x-should-retry": "false" } });
   }
 }
