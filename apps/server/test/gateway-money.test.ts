@@ -120,6 +120,22 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
 
+  it.each([false, true])("textB (stream %s): prompt tokens Anthropic reports as cache writes and reads are prompt tokens, shown and charged", async (stream) => {
+    const user = await fundedUser(server, 1);
+    // of the prompt's 8 words, Messages reports 2 in input_tokens, 2 written to and 4 read from its cache
+    fakes.textB.cachedPromptTokens = { creation: 2, read: 4 };
+    const messages = [{ role: "user", content: "one two three four five six seven eight" }];
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages, max_tokens: 100, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
+    expect(res.status).toBe(200);
+    const usage = stream
+      ? JSON.parse((await res.text()).trim().split("\n\n").at(-2)?.slice(6) ?? "{}").usage
+      : (await readJson(res)).usage;
+    const reply = fakeChatReply(messages, 100);
+    expect(reply.promptTokens).toBe(8);
+    expect(usage).toMatchObject({ prompt_tokens: 8, completion_tokens: reply.completionTokens, total_tokens: 8 + reply.completionTokens });
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(8 + 2 * reply.completionTokens);
+  });
+
   it("a client that disconnects mid-stream is charged only for what was produced", async () => {
     const user = await fundedUser(server, 1);
     fakes.textA.chunkDelayMs = 150;

@@ -1,6 +1,10 @@
 // The parts of Anthropic Messages answers we read.
 import { z } from "zod";
 
+const tokens = z.number().int().nonnegative();
+/** Cache writes and reads are counted apart from input_tokens (null or absent when the prompt used no cache). */
+const cacheTokens = { cache_creation_input_tokens: tokens.nullish(), cache_read_input_tokens: tokens.nullish() };
+
 export const messageResponseSchema = z.looseObject({
   content: z.array(z.looseObject({
     type: z.string(),
@@ -11,14 +15,14 @@ export const messageResponseSchema = z.looseObject({
     input: z.unknown().optional(),
   })),
   stop_reason: z.string().nullish(),
-  usage: z.looseObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).nullish(),
+  usage: z.looseObject({ input_tokens: tokens, output_tokens: tokens, ...cacheTokens }).nullish(),
 });
 
 export const streamEventSchema = z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("message_start"),
     message: z.looseObject({
-      usage: z.looseObject({ input_tokens: z.number().int().nonnegative().optional(), output_tokens: z.number().int().nonnegative().optional() }).nullish(),
+      usage: z.looseObject({ input_tokens: tokens.optional(), output_tokens: tokens.optional(), ...cacheTokens }).nullish(),
     }),
   }),
   z.looseObject({
@@ -34,7 +38,7 @@ export const streamEventSchema = z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("message_delta"),
     delta: z.looseObject({ stop_reason: z.string().nullish() }),
-    usage: z.looseObject({ output_tokens: z.number().int().nonnegative().optional(), input_tokens: z.number().int().nonnegative().nullish() }).nullish(),
+    usage: z.looseObject({ output_tokens: tokens.optional(), input_tokens: tokens.nullish(), ...cacheTokens }).nullish(),
   }),
   z.looseObject({ type: z.literal("message_stop") }),
   z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }) }),

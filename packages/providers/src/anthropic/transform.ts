@@ -142,9 +142,25 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   };
 }
 
+interface MessagesUsage {
+  input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/**
+ * The prompt's tokens: Messages reports those written to and read from its prompt cache apart from `input_tokens`,
+ * yet all of them are prompt the upstream processed and bills (OpenAI's prompt_tokens includes its cached tokens).
+ */
+function promptTokens(usage: MessagesUsage | null | undefined): number | undefined {
+  if (usage?.input_tokens == null) return undefined;
+  return usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+}
+
 export function parseMessagesResponse(json: unknown): ChatResult {
   const parsed = messageResponseSchema.safeParse(json);
-  if (!parsed.success || !parsed.data.usage) throw wrongShape("messages");
+  const prompt = parsed.success ? promptTokens(parsed.data.usage) : undefined;
+  if (!parsed.success || !parsed.data.usage || prompt === undefined) throw wrongShape("messages");
   let content = "";
   const toolCalls: ToolCall[] = [];
   for (const block of parsed.data.content) {
@@ -160,7 +176,7 @@ export function parseMessagesResponse(json: unknown): ChatResult {
     content,
     message,
     finishReason: toFinishReason(parsed.data.stop_reason),
-    usage: { promptTokens: parsed.data.usage.input_tokens, completionTokens: parsed.data.usage.output_tokens },
+    usage: { promptTokens: prompt, completionTokens: parsed.data.usage.output_tokens },
   };
 }
 
@@ -186,7 +202,7 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
     const data = parsed.data;
     switch (data.type) {
       case "message_start":
-        return [{ kind: "usage", promptTokens: data.message.usage?.input_tokens, completionTokens: undefined }];
+        return [{ kind: "usage", promptTokens: promptTokens(data.message.usage), completionTokens: undefined }];
       case "content_block_start": {
         const block = data.content_block;
         if (block.type !== "tool_use") return [];
@@ -205,7 +221,7 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
         const pieces: StreamPiece[] = [];
         if (data.delta.stop_reason) pieces.push({ kind: "finish", reason: toFinishReason(data.delta.stop_reason) });
         // message_delta's output_tokens is cumulative
-        if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: data.usage.input_tokens ?? undefined });
+        if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: promptTokens(data.usage) });
         return pieces;
       }
       case "message_stop":

@@ -15,8 +15,29 @@ interface MessagesBody {
 const STOP_REASONS = { stop: "end_turn", length: "max_tokens" } as const;
 
 export class FakeAnthropic extends FakeServer {
+  /**
+   * Of each answer's prompt tokens, this many are reported as cache writes and reads, as Messages does: apart from
+   * `input_tokens`, which keeps the rest (so the three still add up to the prompt's words).
+   */
+  cachedPromptTokens: { creation: number; read: number } | undefined;
+
   constructor(readonly apiKey: string) {
     super();
+  }
+
+  protected override resetOptions(): void {
+    this.cachedPromptTokens = undefined;
+  }
+
+  /** Messages usage of a prompt: input_tokens, plus the cache fields when cachedPromptTokens is set. */
+  private promptUsage(promptTokens: number): Record<string, number> {
+    const cached = this.cachedPromptTokens;
+    if (!cached) return { input_tokens: promptTokens };
+    return {
+      input_tokens: promptTokens - cached.creation - cached.read,
+      cache_creation_input_tokens: cached.creation,
+      cache_read_input_tokens: cached.read,
+    };
   }
 
   protected errorBody(status: number, message: string): unknown {
@@ -61,13 +82,13 @@ export class FakeAnthropic extends FakeServer {
         id, type: "message", role: "assistant", model,
         content: [{ type: "text", text: reply.content }],
         stop_reason: stopReason, stop_sequence: null,
-        usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens },
+        usage: { ...this.promptUsage(reply.promptTokens), output_tokens: reply.completionTokens },
       }));
     }
     const event = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
     const events = [
       event("message_start", {
-        message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: reply.promptTokens, output_tokens: 1 } },
+        message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { ...this.promptUsage(reply.promptTokens), output_tokens: 1 } },
       }),
       event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
       event("ping", {}),
@@ -82,7 +103,7 @@ export class FakeAnthropic extends FakeServer {
   /** Offered tools and asked by the user: the fake calls the first tool (a tool_use block; streamed as input_json_delta). */
   private async toolUse(ctx: HandlerContext, body: MessagesBody, opts: { id: string; model: string; call: NonNullable<ReturnType<typeof fakeToolCall>> }): Promise<void> {
     const { id, model, call } = opts;
-    const usage = { input_tokens: call.promptTokens, output_tokens: call.completionTokens };
+    const usage = { ...this.promptUsage(call.promptTokens), output_tokens: call.completionTokens };
     if (body.stream !== true) {
       return sendBody(ctx, "application/json", JSON.stringify({
         id, type: "message", role: "assistant", model,
@@ -92,7 +113,7 @@ export class FakeAnthropic extends FakeServer {
     }
     const event = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
     await writeSse(ctx, [
-      event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: call.promptTokens, output_tokens: 1 } } }),
+      event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { ...this.promptUsage(call.promptTokens), output_tokens: 1 } } }),
       event("content_block_start", { index: 0, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } }),
       ...call.fragments.map((partial_json) => event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json } })),
       event("content_block_stop", { index: 0 }),
