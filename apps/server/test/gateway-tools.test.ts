@@ -76,6 +76,42 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     expect(usage).toMatchObject({ prompt_tokens: call?.promptTokens, completion_tokens: call?.completionTokens });
   });
 
+  it("sends an Anthropic-protocol model the content parts as blocks in the client's order (text between images stays between them)", async () => {
+    const content = [
+      { type: "text", text: "Image 1:" },
+      { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+      { type: "text", text: "Image 2:" },
+      { type: "image_url", image_url: { url: "https://example.com/dog.png" } },
+      { type: "text", text: "How do they differ?" },
+    ];
+    const res = await postJson(h.server, "/v1/chat/completions", h.user.key, { model: "textB-3-haiku", messages: [{ role: "user", content }], max_tokens: 20 });
+    expect(res.status).toBe(200);
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({
+      messages: [{
+        role: "user",
+        content: [
+          { type: "text", text: "Image 1:" },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+          { type: "text", text: "Image 2:" },
+          { type: "image", source: { type: "url", url: "https://example.com/dog.png" } },
+          { type: "text", text: "How do they differ?" },
+        ],
+      }],
+    });
+  });
+
+  it("sends the task endpoint's content parts to an OpenAI-compatible upstream in the client's order", async () => {
+    const content = [
+      { type: "text", text: "Image 1:" },
+      { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
+      { type: "text", text: "Image 2:" },
+      { type: "image_url", image_url: { url: "https://example.com/dog.png" } },
+    ];
+    const res = await postJson(h.server, "/api/v1/task", h.user.key, { model: "textA-4", messages: [{ role: "user", content }], max_tokens: 20 });
+    expect(res.status).toBe(200);
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ messages: [{ role: "user", content }] });
+  });
+
   it("returns logprobs and system_fingerprint from an OpenAI-compatible upstream", async () => {
     const data = await h.client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "one two" }], logprobs: true, max_tokens: 10 });
     expect(data.choices[0]?.logprobs?.content?.map((l) => l.token)).toEqual(["Echo:", " one", " two"]);

@@ -11,13 +11,13 @@ export interface ToolCall {
 }
 
 /**
- * A message as the gateway reads it: its text (content parts joined; "" when there is none) and the tool-call
+ * A message as the gateway reads it: its text (text parts joined; "" when there is none) and the tool-call
  * fields. OpenAI-protocol upstreams get the client's own message objects instead (ChatRequest.wireMessages).
  */
 export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
   content: string;
-  /** non-text content parts (image_url, input_audio, file ...) as sent */
+  /** when the content was an array: every part (text, image_url, input_audio, file ...) as sent, in order */
   parts?: Record<string, unknown>[];
   /** assistant: the calls it made */
   toolCalls?: ToolCall[];

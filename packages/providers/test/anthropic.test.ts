@@ -23,7 +23,7 @@ const tools = [{ type: "function", function: { name: "lookup", description: "sea
 describe("anthropic tool use, translated from and to OpenAI's tool calls", () => {
   it("sends tools, tool_choice, tool_use and tool_result blocks and images in the Messages shape", async () => {
     const conversation: ChatMessage[] = [
-      { role: "user", content: "what is this?", parts: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+      { role: "user", content: "what is this?", parts: [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
       { role: "assistant", content: "", toolCalls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"query\":\"cat\"}" } }] },
       { role: "tool", content: "a cat", toolCallId: "call_1" },
     ];
@@ -66,7 +66,7 @@ describe("anthropic tool use, translated from and to OpenAI's tool calls", () =>
   });
 
   it("refuses content parts Messages has no form for, before calling upstream", async () => {
-    const audio: ChatMessage[] = [{ role: "user", content: "listen", parts: [{ type: "input_audio", input_audio: { data: "AA", format: "wav" } }] }];
+    const audio: ChatMessage[] = [{ role: "user", content: "listen", parts: [{ type: "text", text: "listen" }, { type: "input_audio", input_audio: { data: "AA", format: "wav" } }] }];
     const err = await caught(() => h.gateway.chat({ model: h.model("textB-3-haiku"), messages: audio, signal: noAbort() }));
     expect({ code: err.code, message: err.message }).toEqual({
       code: "invalid_parameter", message: "Invalid parameter 'messages': content parts of type 'input_audio' are not supported by model 'textB-3-haiku'.",

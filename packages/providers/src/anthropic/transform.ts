@@ -34,11 +34,19 @@ function imageBlock(part: Record<string, unknown>): Record<string, unknown> {
     : { type: "image", source: { type: "url", url } };
 }
 
+/** The message's parts as Messages blocks, in the client's order (images between texts stay between them). */
 function contentBlocks(m: ChatMessage, model: string): Record<string, unknown>[] {
-  const blocks: Record<string, unknown>[] = m.content ? [{ type: "text", text: m.content }] : [];
-  for (const part of m.parts ?? []) {
-    if (part.type !== "image_url") throw invalidParameter("messages", `content parts of type '${String(part.type)}' are not supported by model '${model}'`);
-    blocks.push(imageBlock(part));
+  if (!m.parts) return m.content ? [{ type: "text", text: m.content }] : [];
+  const blocks: Record<string, unknown>[] = [];
+  for (const part of m.parts) {
+    if (part.type === "text") {
+      // Messages refuses empty text blocks; an empty text part says nothing anyway
+      if (typeof part.text === "string" && part.text.length > 0) blocks.push({ type: "text", text: part.text });
+    } else if (part.type === "image_url") {
+      blocks.push(imageBlock(part));
+    } else {
+      throw invalidParameter("messages", `content parts of type '${String(part.type)}' are not supported by model '${model}'`);
+    }
   }
   return blocks;
 }

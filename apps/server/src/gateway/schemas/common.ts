@@ -13,8 +13,8 @@ export const temperature = z.number().min(0).max(2);
 export const positiveInt = z.number().int().positive();
 
 /**
- * OpenAI content: a string, or an array of parts. Text parts are read (counted, translated); other parts
- * (image_url, input_audio, file ...) are kept as sent for the upstream.
+ * OpenAI content: a string, or an array of parts. Text parts are read (counted, moderated); every part, text
+ * included, is kept as sent and in its order for the upstream (image_url, input_audio, file ...).
  */
 const contentPart = z.looseObject({ type: safeString(100), text: safeString(MAX_MESSAGE_CHARS).optional() }).superRefine((part, ctx) => {
   if (part.type === "text" && part.text === undefined) ctx.addIssue({ code: "custom", input: undefined, path: ["text"], message: "must be a string" });
@@ -52,10 +52,9 @@ export const message = z.object({
   const out: ChatMessage = { role: ROLES[m.role], content: "" };
   if (typeof m.content === "string") out.content = m.content;
   else if (m.content) {
-    for (const part of m.content) {
-      if (part.type === "text") out.content += part.text ?? "";
-      else (out.parts ??= []).push(part);
-    }
+    // the parts keep their order: "Image 1:" <image> "Image 2:" <image> must not become both labels, then both images
+    out.parts = m.content;
+    for (const part of m.content) if (part.type === "text") out.content += part.text ?? "";
   }
   if (m.tool_calls) out.toolCalls = m.tool_calls;
   if (m.tool_call_id !== undefined) out.toolCallId = m.tool_call_id;
