@@ -76,6 +76,32 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     expect(usage).toMatchObject({ prompt_tokens: call?.promptTokens, completion_tokens: call?.completionTokens });
   });
 
+  it("textB: a streamed call of a tool without parameters has arguments '{}', as unstreamed, and the client can send it back", async () => {
+    const noParams: ChatCompletionTool[] = [{ type: "function", function: { name: "now", description: "the current time" } }];
+    const asked: ChatCompletionMessageParam[] = [{ role: "user", content: "what time is it" }];
+    const answer = await h.client.chat.completions.create({ model: "textB-3-haiku", messages: asked, tools: noParams, max_tokens: 50 });
+    expect(answer.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { name: "now", arguments: "{}" } });
+    // the SDK's stream helper assembles the deltas and parses each call's arguments
+    const runner = h.client.chat.completions.stream({ model: "textB-3-haiku", messages: asked, tools: noParams, max_tokens: 50 });
+    const streamed = await runner.finalMessage();
+    const call = streamed.tool_calls?.[0];
+    expect(call?.type === "function" ? call.function : undefined).toEqual({ name: "now", arguments: "{}" });
+    // what it assembled goes back in the next turn, with an empty string from older clients taken for "no arguments"
+    const replayed = await h.client.chat.completions.create({
+      model: "textB-3-haiku", tools: noParams, max_tokens: 50,
+      messages: [
+        ...asked,
+        { role: "assistant", content: null, tool_calls: [{ id: "call_a", type: "function", function: { name: "now", arguments: "{}" } }, { id: "call_b", type: "function", function: { name: "now", arguments: "" } }] },
+        { role: "tool", tool_call_id: "call_a", content: "noon" },
+        { role: "tool", tool_call_id: "call_b", content: "noon" },
+      ],
+    });
+    expect(replayed.choices[0]?.message.content).toBe("Echo: noon");
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({
+      messages: [{}, { role: "assistant", content: [{ type: "tool_use", id: "call_a", input: {} }, { type: "tool_use", id: "call_b", input: {} }] }, {}, {}],
+    });
+  });
+
   it("sends an Anthropic-protocol model the content parts as blocks in the client's order (text between images stays between them)", async () => {
     const content = [
       { type: "text", text: "Image 1:" },

@@ -42,7 +42,8 @@ export const streamEventSchema = z.discriminatedUnion("type", [
   }),
   z.looseObject({ type: z.literal("message_stop") }),
   z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }) }),
-  z.looseObject({ type: z.enum(["content_block_stop", "ping"]) }),
+  z.looseObject({ type: z.literal("content_block_stop"), index: z.number().int().nonnegative().optional() }),
+  z.looseObject({ type: z.literal("ping") }),
 ]);
 
 export const errorMessage = (json: unknown): unknown =>

@@ -52,6 +52,8 @@ function contentBlocks(m: ChatMessage, model: string): Record<string, unknown>[]
 }
 
 function parseArguments(text: string): unknown {
+  // a call without arguments, as clients assembled it from streams that sent none (Messages' tool_use input is {})
+  if (text.trim() === "") return {};
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -194,6 +196,10 @@ export function parseMessagesResponse(json: unknown): ChatResult {
  */
 export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
   const toolIndexOfBlock = new Map<number, number>();
+  /** tool blocks that streamed some input JSON */
+  const blocksWithInput = new Set<number>();
+  const argumentsDelta = (index: number, fragment: string): StreamPiece =>
+    ({ kind: "delta", content: "", delta: { content: null, tool_calls: [{ index, function: { arguments: fragment } }] } });
   return (event) => {
     let json: unknown;
     try {
@@ -223,7 +229,15 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
         if (data.delta.type === "text_delta") return data.delta.text ? [{ kind: "delta", content: data.delta.text }] : [];
         const index = toolIndexOfBlock.get(data.index ?? -1);
         if (data.delta.type !== "input_json_delta" || index === undefined || !data.delta.partial_json) return [];
-        return [{ kind: "delta", content: "", delta: { content: null, tool_calls: [{ index, function: { arguments: data.delta.partial_json } }] } }];
+        blocksWithInput.add(data.index ?? -1);
+        return [argumentsDelta(index, data.delta.partial_json)];
+      }
+      case "content_block_stop": {
+        // A tool without parameters streams no input JSON (only an empty fragment): its arguments are "{}", as
+        // unstreamed, not "" (which clients fail to parse and cannot send back).
+        const block = data.index ?? -1;
+        const index = toolIndexOfBlock.get(block);
+        return index === undefined || blocksWithInput.has(block) ? [] : [argumentsDelta(index, "{}")];
       }
       case "message_delta": {
         const pieces: StreamPiece[] = [];

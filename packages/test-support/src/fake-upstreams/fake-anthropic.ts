@@ -9,10 +9,18 @@ interface MessagesBody {
   system?: unknown;
   max_tokens?: unknown;
   stream?: unknown;
-  tools?: Array<{ name?: unknown }>;
+  tools?: Array<{ name?: unknown; input_schema?: { properties?: unknown } }>;
 }
 
 const STOP_REASONS = { stop: "end_turn", length: "max_tokens" } as const;
+
+type FakeCall = NonNullable<ReturnType<typeof fakeToolCall>>;
+
+const takesNoInput = (tool: { input_schema?: { properties?: unknown } } | undefined): boolean =>
+  Object.keys((tool?.input_schema?.properties ?? {}) as object).length === 0;
+
+/** A tool without parameters is called with `{}`, which Messages streams as empty input_json_delta fragments. */
+const withoutInput = (call: FakeCall): FakeCall => ({ ...call, arguments: "{}", fragments: ["", ""] });
 
 export class FakeAnthropic extends FakeServer {
   /**
@@ -75,7 +83,7 @@ export class FakeAnthropic extends FakeServer {
     const model = String(body.model);
     const toolName = Array.isArray(body.tools) && typeof body.tools[0]?.name === "string" ? body.tools[0].name : undefined;
     const call = fakeToolCall(messages, toolName, system);
-    if (call) return this.toolUse(ctx, body, { id, model, call });
+    if (call) return this.toolUse(ctx, body, { id, model, call: takesNoInput(body.tools?.[0]) ? withoutInput(call) : call });
     const stopReason = STOP_REASONS[reply.finishReason];
     if (body.stream !== true) {
       return sendBody(ctx, "application/json", JSON.stringify({
@@ -101,7 +109,7 @@ export class FakeAnthropic extends FakeServer {
   }
 
   /** Offered tools and asked by the user: the fake calls the first tool (a tool_use block; streamed as input_json_delta). */
-  private async toolUse(ctx: HandlerContext, body: MessagesBody, opts: { id: string; model: string; call: NonNullable<ReturnType<typeof fakeToolCall>> }): Promise<void> {
+  private async toolUse(ctx: HandlerContext, body: MessagesBody, opts: { id: string; model: string; call: FakeCall }): Promise<void> {
     const { id, model, call } = opts;
     const usage = { ...this.promptUsage(call.promptTokens), output_tokens: call.completionTokens };
     if (body.stream !== true) {
