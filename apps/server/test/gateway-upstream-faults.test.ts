@@ -79,4 +79,28 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(fake.requests).toHaveLength(2);
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
+
+  it("textB: an overloaded_error event (Messages' in-stream 529) before any output is retried like a 529; past the retries it is 502 at no cost", async () => {
+    const user = await fundedUser(server, 1);
+    const messages = [{ role: "user", content: "one two three" }];
+    fakes.textB.overloadedStreams = 1;
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages, max_tokens: 100, stream: true });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('"error"');
+    expect(text.trim().split("\n\n").at(-1)).toBe("data: [DONE]");
+    const reply = fakeChatReply(messages, 100);
+    expect(deltaText(text)).toBe(reply.content);
+    expect(fakes.textB.requests).toHaveLength(2);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+
+    fakes.clearAll();
+    fakes.textB.overloadedStreams = 5;
+    const failed = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages, max_tokens: 100, stream: true });
+    expect(failed.status).toBe(502);
+    expect(await readJson(failed)).toEqual({ error: { message: "The upstream provider failed (HTTP 529): Overloaded.", type: "api_error", code: "upstream_error" } });
+    // UPSTREAM_MAX_RETRIES=1: two attempts
+    expect(fakes.textB.requests).toHaveLength(2);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+  });
 });

@@ -18,6 +18,11 @@ export const messageResponseSchema = z.looseObject({
   usage: z.looseObject({ input_tokens: tokens, output_tokens: tokens, ...cacheTokens }).nullish(),
 });
 
+export const errorEventSchema = z.looseObject({
+  type: z.literal("error"),
+  error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }),
+});
+
 export const streamEventSchema = z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("message_start"),
@@ -41,7 +46,7 @@ export const streamEventSchema = z.discriminatedUnion("type", [
     usage: z.looseObject({ output_tokens: tokens.optional(), input_tokens: tokens.nullish(), ...cacheTokens }).nullish(),
   }),
   z.looseObject({ type: z.literal("message_stop") }),
-  z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }) }),
+  errorEventSchema,
   z.looseObject({ type: z.literal("content_block_stop"), index: z.number().int().nonnegative().optional() }),
   z.looseObject({ type: z.literal("ping") }),
 ]);

@@ -2,11 +2,12 @@
 import { invalidParameter, type AppError } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
 import type { SseEvent } from "../http/sse";
+import { StreamFailure } from "../http/upstream-client";
 import type { StreamPiece } from "../text-stream";
 import type { ChatMessage, ChatRequest, ChatResult, ToolCall } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 import type { BuiltRequest } from "../openai/transform";
-import { errorMessage, messageResponseSchema, streamEventSchema } from "./schemas";
+import { errorEventSchema, errorMessage, messageResponseSchema, streamEventSchema } from "./schemas";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 /** Messages requires max_tokens; used when neither the request nor the model sets one. */
@@ -249,11 +250,45 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
       case "message_stop":
         return [{ kind: "end" }];
       case "error":
-        throw upstreamStatusError(502, data.error.message);
+        // an error event without its SSE name (streamFailure reads the named ones before they get here)
+        throw streamErrorOf(data.error).error;
       default:
         return [];
     }
   };
+}
+
+/** The HTTP status each Messages error type stands for (docs: errors), so an in-stream error is treated like it. */
+const ERROR_TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+function streamErrorOf(error: { type?: string; message?: string }): StreamFailure {
+  const status = (error.type ? ERROR_TYPE_STATUS[error.type] : undefined) ?? 500;
+  return new StreamFailure(status, upstreamStatusError(status, error.message));
+}
+
+/**
+ * Messages' `error` event (overloaded_error mid-stream, say) for the upstream client, which retries it like the
+ * status it stands for as long as nothing reached the client. Only events named `error` are read.
+ */
+export function streamFailure(event: SseEvent): StreamFailure | undefined {
+  if (event.event !== "error") return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(event.data);
+  } catch {
+    json = undefined;
+  }
+  const parsed = errorEventSchema.safeParse(json);
+  return streamErrorOf(parsed.success ? parsed.data.error : {});
 }
 
 export function parseError(status: number, body: string): AppError {

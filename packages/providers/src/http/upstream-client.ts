@@ -35,6 +35,19 @@ export interface UpstreamCall {
    * this, nothing is repeated once an event was handed out.
    */
   replayable?: () => boolean;
+  /**
+   * streams: reads an event by which a 2xx answer reports a failure (Anthropic's `error` event); the stream then
+   * fails with its error, retried like the HTTP status it stands for while the call is replayable.
+   */
+  eventFailure?: (event: SseEvent) => StreamFailure | undefined;
+}
+
+/** A failure a stream reported in one of its events, with the HTTP status it stands for (overloaded: 529). */
+export class StreamFailure extends Error {
+  constructor(readonly status: number, readonly error: AppError) {
+    super(error.message);
+    this.name = "StreamFailure";
+  }
 }
 
 export interface UpstreamBytes {
@@ -120,20 +133,25 @@ export class UpstreamClient {
     for (;;) {
       const attempt = this.startAttempt(call.signal, undefined);
       let res: Dispatcher.ResponseData | undefined;
-      let failure: AppError | undefined;
       try {
         res = await this.send(call, attempt, budget);
         for await (const event of parseSse(res.body)) {
+          const reported = call.eventFailure?.(event);
+          if (reported) throw reported;
           delivered = true;
           yield event;
         }
         return;
       } catch (err) {
-        // Once the answer's headers arrived the provider was reached: a connection lost after that broke the stream.
-        failure = this.toAppError(err, attempt, res === undefined ? unreachableError : brokenOffError);
-        const retryable = (call.replayable ? call.replayable() : !delivered) && budget.retriesLeft > 0 && !(err instanceof AppError)
-          && !attempt.stopped() && classifyTransportError(err) === "connection";
-        if (!retryable) throw failure;
+        const replayable = (call.replayable ? call.replayable() : !delivered) && budget.retriesLeft > 0 && !attempt.stopped();
+        if (err instanceof StreamFailure) {
+          // as if the answer had had that status (Anthropic's overloaded_error event is its 529)
+          if (!replayable || !isRetryableStatus(err.status)) throw err.error;
+        } else {
+          // Once the answer's headers arrived the provider was reached: a connection lost after that broke the stream.
+          const failure = this.toAppError(err, attempt, res === undefined ? unreachableError : brokenOffError);
+          if (!replayable || err instanceof AppError || classifyTransportError(err) !== "connection") throw failure;
+        }
       } finally {
         // Stops the upstream transfer when the consumer leaves early (client gone, error downstream).
         if (res && !res.body.readableEnded) res.body.destroy();

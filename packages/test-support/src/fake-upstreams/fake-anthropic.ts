@@ -19,6 +19,8 @@ type FakeCall = NonNullable<ReturnType<typeof fakeToolCall>>;
 const takesNoInput = (tool: { input_schema?: { properties?: unknown } } | undefined): boolean =>
   Object.keys((tool?.input_schema?.properties ?? {}) as object).length === 0;
 
+const sseEvent = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+
 /** A tool without parameters is called with `{}`, which Messages streams as empty input_json_delta fragments. */
 const withoutInput = (call: FakeCall): FakeCall => ({ ...call, arguments: "{}", fragments: ["", ""] });
 
@@ -28,6 +30,8 @@ export class FakeAnthropic extends FakeServer {
    * `input_tokens`, which keeps the rest (so the three still add up to the prompt's words).
    */
   cachedPromptTokens: { creation: number; read: number } | undefined;
+  /** the next this many streams answer 200, message_start, then an `overloaded_error` event (Messages' in-stream 529) */
+  overloadedStreams = 0;
 
   constructor(readonly apiKey: string) {
     super();
@@ -35,6 +39,7 @@ export class FakeAnthropic extends FakeServer {
 
   protected override resetOptions(): void {
     this.cachedPromptTokens = undefined;
+    this.overloadedStreams = 0;
   }
 
   /** Messages usage of a prompt: input_tokens, plus the cache fields when cachedPromptTokens is set. */
@@ -77,6 +82,13 @@ export class FakeAnthropic extends FakeServer {
       return sendJson(ctx.res, 400, this.errorBody(400, "messages: non-empty, user/assistant roles only"));
     }
     if (typeof body.max_tokens !== "number") return sendJson(ctx.res, 400, this.errorBody(400, "max_tokens: Field required"));
+    if (body.stream === true && this.overloadedStreams > 0) {
+      this.overloadedStreams--;
+      return writeSse(ctx, [
+        sseEvent("message_start", { message: { id: `msg_${randomUUID()}`, type: "message", role: "assistant", model: String(body.model), content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } }),
+        sseEvent("error", { error: { type: "overloaded_error", message: "Overloaded" } }),
+      ], () => this.pause());
+    }
     const system = typeof body.system === "string" ? body.system : "";
     const reply = fakeChatReply(messages, body.max_tokens, system);
     const id = `msg_${randomUUID()}`;
@@ -93,17 +105,16 @@ export class FakeAnthropic extends FakeServer {
         usage: { ...this.promptUsage(reply.promptTokens), output_tokens: reply.completionTokens },
       }));
     }
-    const event = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
     const events = [
-      event("message_start", {
+      sseEvent("message_start", {
         message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { ...this.promptUsage(reply.promptTokens), output_tokens: 1 } },
       }),
-      event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
-      event("ping", {}),
-      ...reply.pieces.map((text) => event("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
-      event("content_block_stop", { index: 0 }),
-      event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: reply.completionTokens } }),
-      event("message_stop", {}),
+      sseEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+      sseEvent("ping", {}),
+      ...reply.pieces.map((text) => sseEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+      sseEvent("content_block_stop", { index: 0 }),
+      sseEvent("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: reply.completionTokens } }),
+      sseEvent("message_stop", {}),
     ];
     await writeSse(ctx, events, () => this.pause());
   }
@@ -119,14 +130,13 @@ export class FakeAnthropic extends FakeServer {
         stop_reason: "tool_use", stop_sequence: null, usage,
       }));
     }
-    const event = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
     await writeSse(ctx, [
-      event("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { ...this.promptUsage(call.promptTokens), output_tokens: 1 } } }),
-      event("content_block_start", { index: 0, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } }),
-      ...call.fragments.map((partial_json) => event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json } })),
-      event("content_block_stop", { index: 0 }),
-      event("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: call.completionTokens } }),
-      event("message_stop", {}),
+      sseEvent("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { ...this.promptUsage(call.promptTokens), output_tokens: 1 } } }),
+      sseEvent("content_block_start", { index: 0, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } }),
+      ...call.fragments.map((partial_json) => sseEvent("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json } })),
+      sseEvent("content_block_stop", { index: 0 }),
+      sseEvent("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: call.completionTokens } }),
+      sseEvent("message_stop", {}),
     ], () => this.pause());
   }
 }
