@@ -21,10 +21,23 @@ export interface ServiceBase {
   onShutdown: (fn: () => Promise<void> | void) => void;
 }
 
+/**
+ * How long a Redis command may go unanswered. A Redis that stops answering without closing the connection (paused,
+ * overloaded, cut off by the network) would otherwise hold every limited request forever: past this the command
+ * fails (callers fall back to memory) and the connection is dropped, so later commands fail at once until a
+ * reconnect gets answers again.
+ */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
 function createRedis(base: ServiceBase): Redis | undefined {
   if (!base.config.redisUrl) return undefined;
-  // Commands fail fast while Redis is down so callers can apply their documented fallback.
-  const redis = new Redis(base.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  // Commands fail fast while Redis is down so callers can apply their documented fallback. Commands cut off by a
+  // dropped connection are not sent again on reconnect: their callers have already moved on (a resent slot
+  // acquisition would take a slot nobody releases).
+  const redis = new Redis(base.config.redisUrl, {
+    maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS, socketTimeout: REDIS_COMMAND_TIMEOUT_MS, autoResendUnfulfilledCommands: false,
+  });
   redis.on("error", (err) => base.logger.warn({ err: err.message }, "redis error"));
   base.onShutdown(() => { redis.disconnect(); });
   return redis;

@@ -3,8 +3,11 @@ import net from "node:net";
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import { freePort } from "@gw/db";
 import { randomBase62 } from "@gw/shared";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
+import { fundedUser } from "./support/gateway-fixtures";
+import { startRedis as startPausableRedis } from "./support/redis";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
 type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
@@ -125,6 +128,57 @@ describe("two instances without Redis", () => {
     while ((await b.app.context.apiKeys.verify(created.key)) !== null) {
       expect(performance.now() - started).toBeLessThan(1000);
       await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+});
+
+describe("Redis that stops answering (paused, or cut off without the connection closing)", () => {
+  let redis: { url: string; process: ChildProcess };
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    redis = await startPausableRedis();
+    const databaseName = `t_${randomBase62(12)}`;
+    a = await startTestServer({ env: { REDIS_URL: redis.url }, databaseName });
+    b = await startTestServer({ env: { REDIS_URL: redis.url }, databaseName });
+  });
+  afterAll(async () => {
+    redis.process.kill("SIGCONT");
+    await a.close();
+    await b.close();
+    redis.process.kill("SIGKILL");
+  });
+
+  it("requests are answered from the in-memory fallback, not held; once Redis answers again no slot is left taken", async () => {
+    const user = await fundedUser(a, 1);
+    const models = (server: TestServer) => fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` }, signal: AbortSignal.timeout(3_000) });
+    expect((await models(a)).status).toBe(200);
+    redis.process.kill("SIGSTOP");
+    try {
+      for (const server of [a, b, a, b]) {
+        const started = performance.now();
+        expect((await models(server)).status).toBe(200);
+        expect((await http(`${server.url}/api/status`, { signal: AbortSignal.timeout(3_000) })).status).toBe(200);
+        expect(performance.now() - started).toBeLessThan(2_000);
+      }
+    } finally {
+      redis.process.kill("SIGCONT");
+    }
+    // Reconnected without a restart. The slot acquisitions that timed out ran when Redis resumed; they are given back,
+    // else this free-plan user (2 concurrent requests) would be refused until the slots expire.
+    const observer = new Redis(redis.url);
+    try {
+      const deadline = Date.now() + 10_000;
+      while ((a.app.context.redis?.status !== "ready" || b.app.context.redis?.status !== "ready") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while ((await observer.zcard(`gw:slots:${user.userId}`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await observer.zcard(`gw:slots:${user.userId}`)).toBe(0);
+      const counted = Number(await observer.get(`gw:rpm:${user.userId}`));
+      const statuses = await Promise.all([models(a), models(b)]).then((all) => all.map((r) => r.status));
+      expect(statuses).toEqual([200, 200]);
+      // the minute counter is shared again
+      expect(Number(await observer.get(`gw:rpm:${user.userId}`))).toBe(counted + 2);
+    } finally {
+      observer.disconnect();
     }
   });
 });

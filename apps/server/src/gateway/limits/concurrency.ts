@@ -48,18 +48,29 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
 `;
 
+/** At most this many slots wait to be given back after an outage; older ones expire in Redis on their own. */
+const MAX_LEFTOVER_SLOTS = 10_000;
+
 /**
  * Slots shared by every instance through Redis. When Redis is unreachable it falls back to per-instance
  * slots (documented in docs/configuration.md): limits loosen to one set per instance, money is unaffected.
  */
 export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
   private readonly fallback = new MemoryConcurrencyLimiter();
+  /**
+   * Slots Redis may still hold that nobody uses: releases that failed, and acquisitions that timed out after they
+   * were sent (a Redis that stopped answering runs them when it resumes). Removed once Redis is back, so an outage
+   * does not leave users refused for a whole slot TTL.
+   */
+  private readonly leftovers = new Map<string, string>();
 
   constructor(
     private readonly redis: Redis,
     private readonly slotTtlMs: number,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    redis.on("ready", () => this.releaseLeftovers());
+  }
 
   async acquire(userId: string, limit: number): Promise<ConcurrencySlot | null> {
     const key = `gw:slots:${userId}`;
@@ -71,6 +82,7 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
       granted = await this.redis.eval(ACQUIRE, 1, key, String(limit), String(this.slotTtlMs), slotId);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, "redis unavailable: in-memory concurrency slots");
+      this.remember(slotId, key);
       return this.fallback.tryAcquire(userId, limit);
     }
     if (granted !== 1) return null;
@@ -79,9 +91,20 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
       release: () => {
         if (released) return;
         released = true;
-        // A failed release only delays the slot until its TTL.
-        this.redis.zrem(key, slotId).catch(() => undefined);
+        this.redis.zrem(key, slotId).catch(() => this.remember(slotId, key));
       },
     };
+  }
+
+  private remember(slotId: string, key: string): void {
+    if (this.leftovers.size < MAX_LEFTOVER_SLOTS) this.leftovers.set(slotId, key);
+  }
+
+  private releaseLeftovers(): void {
+    for (const [slotId, key] of this.leftovers) {
+      this.leftovers.delete(slotId);
+      // A failed release only delays the slot until its TTL.
+      this.redis.zrem(key, slotId).catch(() => undefined);
+    }
   }
 }
