@@ -1,4 +1,5 @@
 import type { TRPCError } from "@trpc/server";
+import { databaseOutage } from "@gw/db";
 import { AppError, validationError } from "@gw/shared";
 import { z } from "zod";
 
@@ -11,6 +12,8 @@ export function appErrorFromZod(error: z.core.$ZodError, input: unknown): AppErr
 export function toApiError(error: TRPCError, input?: unknown): AppError {
   const cause = error.cause;
   if (cause instanceof AppError) return cause;
+  const outage = databaseOutage(cause);
+  if (outage) return outage;
   if (cause instanceof z.core.$ZodError && error.code === "BAD_REQUEST") return appErrorFromZod(cause, input);
   switch (error.code) {
     case "PARSE_ERROR":

@@ -1,2 +1,3 @@
 export * from "./connection";
 export * from "./ferretdb";
+export * from "./outage";

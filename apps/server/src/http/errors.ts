@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
+import { databaseOutage } from "@gw/db";
 import { AppError, nestedErrorBody, toAppError, type NestedErrorBody } from "@gw/shared";
 import type { Logger } from "pino";
 import { INVALID_UTF8_TYPE, MAX_JSON_DEPTH, TOO_DEEP_TYPE } from "./json-body";
@@ -54,9 +55,11 @@ const fromPathDecoding = (err: unknown): AppError | undefined =>
 
 export function errorHandler(logger: Logger, opts: { debug: boolean }): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    const appError = fromBodyParser(err) ?? fromPathDecoding(err) ?? toAppError(err);
+    const appError = fromBodyParser(err) ?? fromPathDecoding(err) ?? databaseOutage(err) ?? toAppError(err);
     if (appError.code === "internal_error") {
       logger.error({ err, requestId: res.locals.requestId, path: req.path }, "unhandled error");
+    } else if (!(err instanceof AppError) && appError.code === "service_unavailable") {
+      logger.warn({ err: (err as Error).message, requestId: res.locals.requestId, path: req.path }, "database unreachable");
     }
     sendError(res, appError, req, opts);
   };

@@ -1,0 +1,79 @@
+// The database briefly unreachable under a running gateway process (FerretDB stopped, then started again on the
+// same port): requests get a clear 503 a client retries, never a 500, and the gateway recovers without a restart.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectDatabase, freePort, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
+import { createLedger, type Ledger } from "@gw/billing/ledger/index";
+import { newId, systemClock } from "@gw/shared";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { call, verifiedUser } from "./auth-helpers";
+import { startServerProcess, type ServerProcess } from "./support/server-process";
+
+describe("the database unreachable for a while", () => {
+  let fakes: FakeUpstreams;
+  let dir: string;
+  let port: number;
+  let mongo: EmbeddedMongo;
+  let server: ServerProcess;
+  let db: Database;
+  let ledger: Ledger;
+
+  beforeAll(async () => {
+    fakes = await startFakeUpstreams();
+    // A FerretDB of this file's own, so that stopping it touches no other suite.
+    dir = mkdtempSync(path.join(os.tmpdir(), "gw-outage-"));
+    port = await freePort();
+    mongo = await startFerretdb({ dir, port });
+    const mongoUri = mongo.uri.replace(/\/[^/]*$/, "/outage");
+    server = await startServerProcess({ ...fakes.env, MONGODB_URI: mongoUri, SESSION_SECRET: "database-outage-secret-database-outage" });
+    db = await connectDatabase(mongoUri);
+    ledger = await createLedger(db, systemClock, { holdTtlSeconds: 900, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await ledger?.close();
+    await db?.close();
+    await mongo?.stop();
+    await fakes?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("answers 503 service_unavailable (nested on the gateway, status form on REST) and serves again once it is back", async () => {
+    const user = await verifiedUser(server);
+    const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "outage" } });
+    const key = created.body.key as string;
+    await ledger.credit(user.id, 1_000_000, { kind: "adjustment", idempotencyKey: newId("outage") });
+    const chat = () => fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "hello" }], max_tokens: 20 }),
+    });
+    expect((await chat()).status).toBe(200);
+
+    await mongo.stop();
+    const [gateway, rest] = await Promise.all([chat(), call(server, "GET", "/api/keys", { cookie: user.cookie })]);
+    expect(gateway.status).toBe(503);
+    expect(gateway.headers.get("retry-after")).toBe("5");
+    expect(await gateway.json()).toEqual({ error: { message: expect.stringContaining("database is unreachable"), type: "api_error", code: "service_unavailable" } });
+    expect(rest.status).toBe(503);
+    expect(rest.body).toEqual({ status: "error", message: expect.stringContaining("database is unreachable"), error_code: "service_unavailable" });
+
+    mongo = await startFerretdb({ dir, port });
+    const deadline = Date.now() + 20_000;
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      status = (await chat()).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(200);
+    expect((await call(server, "GET", "/api/keys", { cookie: user.cookie })).status).toBe(200);
+    // The two served requests are charged once each, the failed one not at all; the ledger adds up.
+    const charges = async () => (await ledger.entries(user.id, { kinds: ["settle"] })).filter((e) => (e.cost ?? 0) > 0).length;
+    while ((await charges()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(await charges()).toBe(2);
+    expect((await ledger.verify(user.id)).problems).toEqual([]);
+  }, 60_000);
+});
