@@ -1,8 +1,31 @@
+import type { Server } from "node:http";
 import path from "node:path";
 import type { Config } from "@gw/config";
 import { connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
 import { createApp } from "./app";
 import { createLogger } from "./http/logger";
+
+/** On SIGTERM, requests in flight get this long to be answered (a Flux image takes seconds) before the gateway stops. */
+const DRAIN_MS = 20_000;
+/** The whole shutdown, drain included: draining writes to a database that is gone would wait on driver timeouts. */
+const SHUTDOWN_LIMIT_MS = 30_000;
+
+/**
+ * Stops accepting connections and waits, at most `ms`, until the requests in flight are answered. Keep-alive
+ * connections turn idle as their last answer ends, and are closed as they do (`close()` closes only those idle now).
+ */
+async function drain(server: Server, ms: number): Promise<void> {
+  let sweep: NodeJS.Timeout | undefined;
+  let deadline: NodeJS.Timeout | undefined;
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    sweep = setInterval(() => server.closeIdleConnections(), 100);
+    deadline = setTimeout(resolve, ms);
+  });
+  clearInterval(sweep);
+  clearTimeout(deadline);
+}
 
 /** Runs the gateway until SIGINT/SIGTERM: embedded FerretDB when MONGODB_URI is unset, then the HTTP server. */
 export async function serve(config: Config): Promise<void> {
@@ -28,13 +51,13 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    // Draining writes to a database that is gone would wait on driver timeouts: bound the whole shutdown.
     setTimeout(() => {
-      logger.error("shutdown took longer than 10 s; exiting");
+      logger.error(`shutdown took longer than ${SHUTDOWN_LIMIT_MS / 1000} s; exiting`);
       void embedded?.stop().finally(() => process.exit(1));
-    }, 10_000).unref();
-    server.close();
-    server.closeIdleConnections();
+    }, SHUTDOWN_LIMIT_MS).unref();
+    // Background work (upstream pool, ledger flush) stops only once requests in flight are answered: stopped first,
+    // it would cut those between two upstream calls (a Flux task being polled), and charge nothing for them.
+    await drain(server, DRAIN_MS);
     await app.shutdown();
     await db.close();
     await embedded?.stop();

@@ -23,6 +23,7 @@ describe("two gateway processes sharing one database and one Redis", () => {
   let b: ServerProcess;
   let db: Database;
   let ledger: Ledger;
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     [fakes, redis] = await Promise.all([startFakeUpstreams(), startRedis()]);
@@ -30,7 +31,7 @@ describe("two gateway processes sharing one database and one Redis", () => {
     const configFile = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-procs-")), "config.json");
     const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 30, concurrentRequests: 100 } : p));
     writeFileSync(configFile, JSON.stringify({ plans }));
-    const env = {
+    env = {
       ...fakes.env,
       MONGODB_URI: mongoUri,
       REDIS_URL: redis.url,
@@ -127,5 +128,36 @@ describe("two gateway processes sharing one database and one Redis", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(status).toBe(401);
+  });
+
+  it("SIGTERM: requests in flight are answered and charged once, also between two upstream calls; the rest goes back", async () => {
+    const user = await userWithKey();
+    await ledger.credit(user.id, dollarsToMicros(1), { kind: "adjustment", idempotencyKey: newId("procs") });
+    const c = await startServerProcess(env);
+    // Flux tasks are polled: most of such a request is spent between two upstream calls, with nothing in flight upstream.
+    fakes.imageB.pollsBeforeReady = 4;
+    try {
+      const post = (route: string, body: unknown) => fetch(`${c.url}${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const inFlight = [post("/api/v1/imageB.1", { prompt: "a red kite" }), post("/api/v1/task", { model: "imageB-1-dev", prompt: "a blue kite" })];
+      await new Promise((r) => setTimeout(r, 700));
+      const exited = new Promise((resolve) => c.process.once("exit", resolve));
+      c.process.kill("SIGTERM");
+      const answers = await Promise.all(inFlight);
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      expect(answers.map((r) => r.headers.get("x-request-cost"))).toEqual(["0.100000", "0.100000"]);
+      expect(await exited).toBe(0);
+    } finally {
+      fakes.imageB.pollsBeforeReady = 1;
+      await c.stop();
+    }
+    // The stopped process wrote both charges and gave the rest of its reservation back before it exited.
+    const entries = await ledger.entries(user.id, { limit: 500 });
+    expect(entries.filter((e) => e.kind === "settle").map((e) => e.cost)).toEqual([IMAGE_COST, IMAGE_COST]);
+    expect(await ledger.balance(user.id)).toBe(dollarsToMicros(1) - 2 * IMAGE_COST);
+    expect((await ledger.verify(user.id)).problems).toEqual([]);
   });
 });
