@@ -230,6 +230,43 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     const verified = await server.app.context.ledger.verify(user.userId);
     expect(verified).toMatchObject({ ok: true });
   });
+
+  it.each([
+    // the output cap (4096) is below what the window leaves: an OpenAI upstream told nothing writes past the cap
+    ["textA-4-32k", 5_000, false],
+    ["textA-4-32k", 5_000, true],
+    // the window leaves less than the cap: a Messages upstream used to be sent the cap
+    ["textB-2", 97_000, false],
+  ] as const)("%s without max_tokens (%i words, stream %s): the upstream gets the held budget, so a balance of exactly the hold pays the whole answer", async (model, words, stream) => {
+    const user = await fundedUser(server, 0);
+    const content = Array.from({ length: words }, () => "a").join(" ");
+    const body = { model, messages: [{ role: "user", content }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) };
+    const definition = server.app.context.config.models.find((m) => m.id === model);
+    const counted = countTokens(content) + 4 + 3;
+    const budget = Math.min(definition?.maxOutputTokens ?? 0, (definition?.contextWindow ?? 0) - counted);
+    const held = counted + 2 * budget;
+    const refused = await postJson(server, "/v1/chat/completions", user.key, body);
+    expect(refused.status).toBe(402);
+    expect((await readJson(refused)).error).toMatchObject({ current_balance: 0, required_amount: held / 1e6 });
+    await server.app.context.ledger.credit(user.userId, held, { kind: "adjustment", idempotencyKey: `hold-${user.userId}` });
+
+    const res = await postJson(server, "/v1/chat/completions", user.key, body);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const fake = model === "textB-2" ? fakes.textB : fakes.textA;
+    expect(JSON.parse(fake.requests.at(-1)?.body.toString("utf8") ?? "{}").max_tokens).toBe(budget);
+    // the fake writes the whole echo unless told a max_tokens: now cut at the budget
+    const cost = words + 2 * budget;
+    expect(cost).toBeLessThanOrEqual(held);
+    const reported = stream ? JSON.parse(text.trim().split("\n\n").at(-2)?.slice(6) ?? "{}").usage.cost : Number(res.headers.get("x-request-cost"));
+    expect(reported).toBe(cost / 1e6);
+    expect(await balanceMicros(server, user.userId)).toBe(held - cost);
+    await server.app.context.ledger.flushCharges(user.userId);
+    const [settle] = await server.app.context.ledger.entries(user.userId, { kinds: ["settle"] });
+    expect(settle?.cost).toBe(cost);
+    expect(settle?.meta).toMatchObject({ promptTokens: words, completionTokens: budget });
+    expect(settle?.meta?.uncharged).toBeUndefined();
+  }, 30_000);
 });
 
 describe("limits, idempotency and the usage API", () => {

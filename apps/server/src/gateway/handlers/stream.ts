@@ -106,7 +106,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const promptTokens = countPromptTokens(deps, call);
   const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
-  const request = chatRequest(call, meta);
+  const request = chatRequest(call, meta, budget);
   deps.providers.checkChat(request);
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(call.model, { promptTokens, completionTokens: budget }), {
     requestId: meta.requestId, model: call.model.id, endpoint: meta.endpoint, stream: true,

@@ -74,10 +74,15 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   }));
 }
 
-/** The providers' request for a text call. */
-export function chatRequest(call: TextCall, meta: RequestMeta): ChatRequest {
+/**
+ * The providers' request for a text call. Without a client `max_tokens` the upstream is sent the completion budget
+ * the hold covers: an OpenAI-protocol upstream told nothing writes up to the end of its context window (beyond the
+ * model's output cap), and a Messages one gets the cap even when the window leaves less; either could then produce,
+ * and bill, more than was held.
+ */
+export function chatRequest(call: TextCall, meta: RequestMeta, budget: number): ChatRequest {
   return {
-    model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens, temperature: call.temperature,
+    model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens ?? budget, temperature: call.temperature,
     passthrough: call.passthrough, signal: meta.signal,
   };
 }
@@ -85,7 +90,7 @@ export function chatRequest(call: TextCall, meta: RequestMeta): ChatRequest {
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
   const promptTokens = countPromptTokens(deps, call);
-  const request = chatRequest(call, meta);
+  const request = chatRequest(call, meta, completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam));
   deps.providers.checkChat(request);
   return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat(request), chatOutputText);
 }
