@@ -443,6 +443,27 @@ describe("limits, idempotency and the usage API", () => {
     expect(anonymous.headers.get("cache-control")).toBe("no-store");
   });
 
+  it("GET /api/usage: later pages asked with the first page's range list exactly the rest while new requests arrive", async () => {
+    const user = await fundedUser(server, 1);
+    const usage = async (query: string) => readJson(await fetch(`${server.url}/api/usage?${query}`, { headers: { authorization: `Bearer ${user.key}` } }));
+    for (const word of ["one", "two", "three"]) {
+      expect((await postJson(server, "/v1/chat/completions", user.key, chat(word))).status).toBe(200);
+      server.clock.advance(1_000);
+    }
+    const first = await usage("per_page=2");
+    const all = [...first.data];
+    server.clock.advance(1_000);
+    expect((await postJson(server, "/v1/chat/completions", user.key, chat("four"))).status).toBe(200);
+    const { from, to } = first.range as { from: string; to: string };
+    const second = await usage(`per_page=2&page=2&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);
+    all.push(...second.data);
+    expect(second.pagination).toEqual({ page: 2, per_page: 2, total: 3, total_pages: 2 });
+    expect(all.map((r: { id: string }) => r.id)).toHaveLength(new Set(all.map((r: { id: string }) => r.id)).size);
+    expect(all).toHaveLength(3);
+    // the new request is on the first page of a fresh listing
+    expect((await usage("per_page=1")).pagination.total).toBe(4);
+  });
+
   it("GET /api/usage: output_bytes is the text produced, streamed or not", async () => {
     const user = await fundedUser(server, 1);
     expect((await postJson(server, "/v1/chat/completions", user.key, chat("same words"))).status).toBe(200);
