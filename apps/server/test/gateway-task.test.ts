@@ -196,15 +196,20 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(cost).toBe(11 * 100);
   });
 
-  it("speech-to-speech (multipart with voice_settings as JSON)", async () => {
+  it("speech-to-speech (multipart with voice_settings as JSON): billed by the minute of audio, the only price it lists", async () => {
     const audio = Buffer.alloc(16_000, 2);
-    const { res, body } = await charged(() => fetch(`${server.url}/api/v1/task`, {
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, {
       method: "POST", headers: authHeaders(user.key, false),
       body: audioForm({ model: "speechvendor-sts", voice: "Adam", voice_settings: JSON.stringify({ stability: 0.3, similarity_boost: 0.9 }) }, audio),
     }));
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ object: "speech.generation", model: "speechvendor-sts" });
     expect(typeof body.audio.b64_json).toBe("string");
+    // no header declares a duration: 2,000 bytes per second, at the listed price per minute and nothing else
+    expect(cost).toBe(8 * 100);
+    expect(res.headers.get("x-request-cost")).toBe("0.000800");
+    const listed = await readJson(await fetch(`${server.url}/v1/models/speechvendor-sts`, { headers: authHeaders(user.key, false) }));
+    expect(listed.pricing).toEqual({ per_minute: 0.006 });
   });
 
   it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {

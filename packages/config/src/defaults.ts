@@ -14,9 +14,9 @@ export interface ModelPricing {
   imageStandard?: number;
   /** micro-dollars per image above 1024x1024 */
   imageHighRes?: number;
-  /** micro-dollars per 1000 characters (text-to-speech, speech-to-speech input) */
+  /** micro-dollars per 1000 characters (text-to-speech) */
   per1kChars?: number;
-  /** micro-dollars per minute of audio (speech-to-text, billed per started second) */
+  /** micro-dollars per minute of audio (speech-to-text and speech-to-speech input, billed per started second) */
   perMinute?: number;
 }
 
@@ -75,7 +75,9 @@ export const DEFAULT_MODELS: ModelDefinition[] = [
   { id: "imageB-1-dev", type: "image", provider: "imageB", protocol: "flux", pricing: IMAGE_PRICE, ownedBy: "imageB" },
   { id: "imageB-1-schnell", type: "image", provider: "imageB", protocol: "flux", pricing: IMAGE_PRICE, ownedBy: "imageB" },
   { id: "speechvendor-tts", type: "speech", provider: "speech", protocol: "elevenlabs", pricing: { per1kChars: 15_000 }, ownedBy: "speechvendor" },
-  { id: "speechvendor-sts", type: "speech", provider: "speech", protocol: "elevenlabs", pricing: { per1kChars: 15_000, perMinute: 6_000 }, ownedBy: "speechvendor" },
+  // Speech-to-speech converts audio (no text), billed like transcription by the minute of input; /v1/models lists
+  // only the price it charges.
+  { id: "speechvendor-sts", type: "speech", provider: "speech", protocol: "elevenlabs", pricing: { perMinute: 6_000 }, ownedBy: "speechvendor" },
   { id: "speechvendor-stt", type: "speech", provider: "speech", protocol: "elevenlabs", pricing: { perMinute: 6_000 }, ownedBy: "speechvendor" },
 ];
 
