@@ -42,6 +42,20 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect((await b.app.context.ledger.verify(user.userId)).ok).toBe(true);
   });
 
+  it("a balance below one reservation chunk serves requests alternating between the instances (the one that served last gives the rest back)", async () => {
+    const user = await fundedUser(a, 0.5);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await postJson(i % 2 ? b : a, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+      statuses.push(res.status);
+      // a few of the ledger's 200 ms flushes; the test clock stands still, so the user never counts as idle
+      await new Promise((resolve) => setTimeout(resolve, 700));
+    }
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    // four answers of 1 prompt word and 2 reply words at the fake: 1 + 2 * 2 micro-dollars each
+    expect(await balanceMicros(b, user.userId)).toBe(500_000 - 4 * 5);
+  });
+
   it("one requests-per-minute limit across both instances", async () => {
     const user = await fundedUser(a, 1);
     const statuses: number[] = [];

@@ -4,16 +4,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
-import { createLedger, type Ledger } from "../src/ledger/index";
+import { createLedger, type Ledger, type LedgerOptions } from "../src/ledger/index";
 
 let mongo: EmbeddedMongo;
 let dir: string;
 const open: Array<{ db: Database; ledger: Ledger }> = [];
 
 /** An independent ledger instance (own connection, own caches), like a second gateway process. */
-async function instance(dbName: string, clock = new ManualClock()): Promise<Ledger> {
+async function instance(dbName: string, clock = new ManualClock(), options: Partial<LedgerOptions> = {}): Promise<Ledger> {
   const db = await connectDatabase(mongo.uri.replace(/\/[^/]*$/, `/${dbName}`));
-  const ledger = await createLedger(db, clock, { holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+  const ledger = await createLedger(db, clock, { holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0, ...options });
   open.push({ db, ledger });
   return ledger;
 }
@@ -180,6 +180,23 @@ describe("ledger", () => {
     expect(entries.reduce((s, e) => s + e.amount, 0)).toBe(K * 1_000 - charged);
     const verified = await a.verify("u");
     expect(verified.problems).toEqual([]);
+  });
+
+  it("a balance below one reservation chunk goes back at the next flush, busy or not: another instance serving the user is not refused", async () => {
+    const name = freshDb();
+    // `a` flushes every 20 ms in the background; its clock stands still, so the user never counts as idle there
+    const a = await instance(name, new ManualClock(), { flushIntervalMs: 20 });
+    const b = await instance(name);
+    await a.credit("u", 500_000, { kind: "purchase", idempotencyKey: "c" });
+    expect((await a.hold("u", 1_000, { holdId: "on-a" })).ok).toBe(true);
+    await a.settle("u", "on-a", 400);
+    // `a` took the whole balance (less than a chunk of $1); a flush later the rest is stored again
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await b.hold("u", 1_000, { holdId: "on-b" })).toEqual({ ok: true, balance: expect.any(Number) });
+    await b.settle("u", "on-b", 400);
+    await Promise.all([a.flush(), b.flush()]);
+    expect(await a.balance("u")).toBe(500_000 - 800);
+    expect((await a.verify("u")).problems).toEqual([]);
   });
 
   it("reads an exact balance while reservations are topped up and given back: it never rises while only charges happen", async () => {

@@ -32,6 +32,12 @@ interface UserReservation {
   inDoubt: Movement[];
   /** the flush writing this user's entries right now, if any */
   flushing?: Promise<void>;
+  /**
+   * The last top-up took what the balance had, less than a whole chunk: the rest of the user's credits is all here,
+   * and another instance serving the same user would refuse its requests while this one keeps it. Unused credits then
+   * go back at every flush, not only once the user is idle.
+   */
+  scarce: boolean;
 }
 
 export interface ReservationPolicy {
@@ -46,6 +52,9 @@ export interface ReservationPolicy {
 }
 
 export const DEFAULT_RESERVATION_POLICY: ReservationPolicy = { chunkMultiplier: 20, minChunk: 1_000_000, maxChunk: 5_000_000, idleMs: 1_000 };
+
+/** Top-ups tried again for one hold when a refused one left enough in sight (see `hold`). */
+const MAX_TOP_UP_RETRIES = 3;
 
 const available = (r: UserReservation) => r.reserved - r.releasing - r.inFlightTotal - r.pendingTotal;
 
@@ -93,6 +102,7 @@ export class ReservationBook {
    */
   async hold(userId: string, holdId: string, amount: number): Promise<{ ok: true } | { ok: false; balance?: number }> {
     const r = this.state(userId);
+    let retries = 0;
     for (;;) {
       if (available(r) >= amount) {
         r.inFlight.set(holdId, amount);
@@ -114,7 +124,11 @@ export class ReservationBook {
       if (outcome.ok) continue;
       // Charges that settled while the top-up was written may have made room: take it rather than refuse.
       if (available(r) >= amount) continue;
-      return { ok: false, balance: outcome.stored === undefined ? undefined : outcome.stored + available(r) };
+      // Or enough that a smaller top-up now covers the rest: what the refused one saw stored (credits given back by
+      // this instance's flush, say) plus what settled meanwhile. Bounded: each try is a write.
+      const couldSpend = outcome.stored === undefined ? undefined : outcome.stored + available(r);
+      if (couldSpend !== undefined && couldSpend >= amount && retries++ < MAX_TOP_UP_RETRIES) continue;
+      return { ok: false, balance: couldSpend };
     }
   }
 
@@ -156,7 +170,7 @@ export class ReservationBook {
    */
   async flush(force = false): Promise<void> {
     const now = this.clock.now();
-    await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || now - r.lastActivity >= this.policy.idleMs)));
+    await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || r.scarce || now - r.lastActivity >= this.policy.idleMs)));
   }
 
   /**
@@ -183,7 +197,7 @@ export class ReservationBook {
   private state(userId: string): UserReservation {
     let r = this.users.get(userId);
     if (!r) {
-      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [] };
+      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false };
       this.users.set(userId, r);
     }
     return r;
@@ -196,7 +210,8 @@ export class ReservationBook {
 
   private async reserve(userId: string, r: UserReservation, need: number): Promise<{ ok: boolean; stored?: number }> {
     // A top-up blocks this user's new requests on one write: make it rare (a cheap chat request needs ~50 micro-dollars).
-    let amount = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
+    const chunk = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
+    let amount = chunk;
     for (let attempt = 0; attempt < 3; attempt++) {
       const movement = this.movement(userId, "hold", -amount, true);
       const outcome = await this.inTransit(r, this.writer.append(userId, movement)).catch((err: unknown) => {
@@ -205,6 +220,7 @@ export class ReservationBook {
       });
       if (outcome.status === "applied") {
         r.reserved += amount;
+        r.scarce = amount < chunk;
         return { ok: true };
       }
       // Not enough for a whole chunk: take what there is, if it covers this request.
