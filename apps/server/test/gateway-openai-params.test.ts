@@ -154,6 +154,12 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     for (const best_of of [0, 21, 1.5, "2"]) await expectRefused(await post("/v1/completions", { ...body, best_of }), "best_of");
   });
 
+  it("completions: a prompt longer than the context window is refused naming prompt (the field it sent), not messages", async () => {
+    const message = await expectRefused(await post("/v1/completions", { model: "text-davinci-003", prompt: "word ".repeat(5000) }), "prompt");
+    expect(message).toMatch(/^Invalid parameter 'prompt': the prompt has about \d+ tokens, more than the 4097-token context window of 'text-davinci-003'\.$/);
+    expect(h.fakes.textA.requests).toHaveLength(0);
+  });
+
   it("embeddings: input as a string, strings, token ids or token arrays; token inputs reach the upstream as ids and are charged by their count", async () => {
     const cases: Array<[unknown, unknown, Array<string | number[]>, number]> = [
       ["one two", ["one two"], ["one two"], 2],

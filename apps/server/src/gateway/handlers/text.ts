@@ -34,13 +34,16 @@ export function countPromptTokens(deps: GatewayDeps, call: Pick<TextCall, "messa
   return tokens;
 }
 
-/** The completion budget: `max_tokens` (at most the model's cap) or the cap itself, within the context window. */
-export function completionBudget(model: ModelDefinition, promptTokens: number, maxTokens: number | undefined, param = "max_tokens"): number {
+/**
+ * The completion budget: `max_tokens` (at most the model's cap) or the cap itself, within the context window.
+ * `promptParam` is the field holding the prompt, named when the prompt alone overflows the window.
+ */
+export function completionBudget(model: ModelDefinition, promptTokens: number, maxTokens: number | undefined, param = "max_tokens", promptParam = "messages"): number {
   const cap = model.maxOutputTokens ?? 4096;
   if (maxTokens !== undefined && maxTokens > cap) throw invalidParameter(param, `must be at most ${cap} for model '${model.id}'`);
   const window = model.contextWindow;
   if (window !== undefined && promptTokens >= window) {
-    throw invalidParameter("messages", `the prompt has about ${promptTokens} tokens, more than the ${window}-token context window of '${model.id}'`);
+    throw invalidParameter(promptParam, `the prompt has about ${promptTokens} tokens, more than the ${window}-token context window of '${model.id}'`);
   }
   if (window !== undefined && maxTokens !== undefined && promptTokens + maxTokens > window) {
     throw invalidParameter(param, `prompt (about ${promptTokens} tokens) plus ${param} exceeds the ${window}-token context window of '${model.id}'`);
@@ -61,11 +64,11 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   deps: GatewayDeps,
   meta: RequestMeta,
   model: ModelDefinition,
-  budget: { promptTokens: number; maxTokens?: number; maxTokensParam?: string; candidates?: number },
+  budget: { promptTokens: number; maxTokens?: number; maxTokensParam?: string; promptParam?: string; candidates?: number },
   call: () => Promise<R>,
   outputText: (result: R) => string,
 ): Promise<{ result: R; cost: number }> {
-  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens, budget.maxTokensParam) * (budget.candidates ?? 1);
+  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens, budget.maxTokensParam, budget.promptParam) * (budget.candidates ?? 1);
   const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
   return billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage), (r) => ({
     model: model.id, type: "text",
@@ -102,7 +105,7 @@ export function runCompletion(
 ): Promise<{ result: CompletionResult; cost: number }> {
   const promptTokens = deps.providers.countTokens(call.prompt) + TOKENS_PER_REPLY;
   // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, candidates: call.bestOf }, () => deps.providers.completion({
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion({
     model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal,
   }), (r) => r.text);
 }
