@@ -5,6 +5,7 @@ import type { Database } from "@gw/db";
 import { systemClock, type Clock } from "@gw/shared";
 import type { Logger } from "pino";
 import type { AppContext } from "./context";
+import { onClientError, onUnsupportedExpectation } from "./http/client-error";
 import { errorHandler, notFound } from "./http/errors";
 import { DirectRoutes } from "./http/direct-routes";
 import { createLogger } from "./http/logger";
@@ -68,7 +69,8 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     express: app,
     createServer() {
       const { options, listener } = direct.server(app, { before: common, notFound, onError });
-      return createServer(options, listener);
+      // Errors Node answers itself, before the app sees a request, in the spec's error shape as well.
+      return createServer(options, listener).on("clientError", onClientError).on("checkExpectation", onUnsupportedExpectation);
     },
     context,
     async shutdown() {
