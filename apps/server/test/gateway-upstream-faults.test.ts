@@ -9,6 +9,17 @@ import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway
 const deltaText = (sse: string): string => sse.split("\n\n").filter((e) => e.startsWith("data: {") && e.includes('"delta"'))
   .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string | null } }> }).choices[0]?.delta.content ?? "").join("");
 
+/** A streamed answer that came through whole, without an error event: the fake's reply to `messages` (100 tokens at most). */
+async function expectWholeStream(res: Response, messages: { role: string; content: string }[]): Promise<ReturnType<typeof fakeChatReply>> {
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).not.toContain('"error"');
+  expect(text.trim().split("\n\n").at(-1)).toBe("data: [DONE]");
+  const reply = fakeChatReply(messages, 100);
+  expect(deltaText(text)).toBe(reply.content);
+  return reply;
+}
+
 describe("upstream faults: what the gateway answers and charges when an upstream misbehaves", () => {
   let fakes: FakeUpstreams;
   let server: TestServer;
@@ -70,12 +81,7 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     fake.failNext(1, { kind: "truncate", at: "start" });
     const messages = [{ role: "user", content: "one two three" }];
     const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages, max_tokens: 100, stream: true });
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(text).not.toContain('"error"');
-    expect(text.trim().split("\n\n").at(-1)).toBe("data: [DONE]");
-    const reply = fakeChatReply(messages, 100);
-    expect(deltaText(text)).toBe(reply.content);
+    const reply = await expectWholeStream(res, messages);
     expect(fake.requests).toHaveLength(2);
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
@@ -85,12 +91,7 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     const messages = [{ role: "user", content: "one two three" }];
     fakes.textB.overloadedStreams = 1;
     const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages, max_tokens: 100, stream: true });
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(text).not.toContain('"error"');
-    expect(text.trim().split("\n\n").at(-1)).toBe("data: [DONE]");
-    const reply = fakeChatReply(messages, 100);
-    expect(deltaText(text)).toBe(reply.content);
+    const reply = await expectWholeStream(res, messages);
     expect(fakes.textB.requests).toHaveLength(2);
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
 
