@@ -4,14 +4,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig, type PlanDefinition } from "@gw/config";
-import { connectDatabase, startFerretdb } from "@gw/db";
+import { BACKGROUND_NICENESS, connectDatabase, startFerretdb } from "@gw/db";
 import { newId } from "@gw/shared";
 import { createApp } from "../apps/server/src/app";
 import { createMemoryLedger } from "./memory-ledger";
 
 export async function runBenchGateway({ env, plans, ledger: ledgerMode }: { env: Record<string, string>; plans: PlanDefinition[]; ledger: "db" | "memory" }): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "gw-bench-"));
-  const mongo = await startFerretdb({ dir });
+  const mongo = await startFerretdb({ dir, niceness: BACKGROUND_NICENESS });
   const config = loadConfig({ ...env, DATA_DIR: dir, MONGODB_URI: mongo.uri }, { plans });
   const db = await connectDatabase(mongo.uri);
   const app = await createApp({ config, db });

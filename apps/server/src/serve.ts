@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import path from "node:path";
 import type { Config } from "@gw/config";
-import { connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
+import { BACKGROUND_NICENESS, connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
 import { createApp } from "./app";
 import { createLogger } from "./http/logger";
 
@@ -34,7 +34,7 @@ export async function serve(config: Config): Promise<void> {
   let uri = config.mongodbUri;
   if (!uri) {
     logger.info({ dataDir: config.dataDir }, "MONGODB_URI unset: starting embedded FerretDB (SQLite backend)");
-    embedded = await startFerretdb({ dir: path.join(config.dataDir, "ferretdb"), binary: config.ferretdbBin });
+    embedded = await startFerretdb({ dir: path.join(config.dataDir, "ferretdb"), binary: config.ferretdbBin, niceness: BACKGROUND_NICENESS });
     uri = embedded.uri;
   }
   const db = await connectDatabase(uri);
