@@ -38,6 +38,8 @@ interface UserReservation {
    * go back at every flush, not only once the user is idle.
    */
   scarce: boolean;
+  /** a top-up ahead of need found less than a whole chunk: none is tried again until a top-up takes a whole one */
+  aheadRefused: boolean;
 }
 
 export interface ReservationPolicy {
@@ -108,13 +110,14 @@ export class ReservationBook {
         r.inFlight.set(holdId, amount);
         r.inFlightTotal += amount;
         r.lastActivity = this.clock.now();
+        this.topUpAhead(userId, r, amount);
         return { ok: true };
       }
       if (r.topUp) {
         await r.topUp;
         continue;
       }
-      r.topUp = this.reserve(userId, r, amount - available(r));
+      r.topUp = this.reserve(userId, r, amount - available(r), true);
       let outcome: { ok: boolean; stored?: number };
       try {
         outcome = await r.topUp;
@@ -197,7 +200,7 @@ export class ReservationBook {
   private state(userId: string): UserReservation {
     let r = this.users.get(userId);
     if (!r) {
-      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false };
+      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false, aheadRefused: false };
       this.users.set(userId, r);
     }
     return r;
@@ -208,9 +211,39 @@ export class ReservationBook {
     return `${this.reservationId}:${userId}:${this.counter}`;
   }
 
-  private async reserve(userId: string, r: UserReservation, need: number): Promise<{ ok: boolean; stored?: number }> {
-    // A top-up blocks this user's new requests on one write: make it rare (a cheap chat request needs ~50 micro-dollars).
-    const chunk = Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
+  /** A top-up's size for requests of `need`: one write serves many of them (a cheap chat request needs ~50 micro-dollars). */
+  private chunkFor(need: number): number {
+    return Math.max(need, Math.min(Math.max(need * this.policy.chunkMultiplier, this.policy.minChunk), this.policy.maxChunk));
+  }
+
+  /**
+   * Starts the next top-up while the reservation still covers requests, once less than half a chunk is left, so that
+   * steady traffic never waits for the write (on a busy database it can take a good part of a second, and every
+   * request of the user would queue behind it). A whole chunk or nothing: when the balance has less, the requests
+   * that run short take the rest themselves (`hold`), and the reservation never holds more than 1.5 chunks.
+   */
+  private topUpAhead(userId: string, r: UserReservation, need: number): void {
+    if (r.topUp || r.scarce || r.aheadRefused || r.inDoubt.length > 0) return;
+    const chunk = this.chunkFor(need);
+    if (available(r) >= chunk / 2) return;
+    const run = this.reserve(userId, r, need, false).then(
+      (outcome) => {
+        if (!outcome.ok) r.aheadRefused = true;
+        return outcome;
+      },
+      // in doubt (see `inDoubt`): the requests waiting on it try a top-up of their own
+      () => ({ ok: false }),
+    );
+    r.topUp = run;
+    void run.finally(() => {
+      if (r.topUp === run) r.topUp = undefined;
+    });
+  }
+
+  /** One top-up of a chunk; with `partial`, when the balance has less, what there is if that covers `need`. */
+  private async reserve(userId: string, r: UserReservation, need: number, partial: boolean): Promise<{ ok: boolean; stored?: number }> {
+    // A top-up blocks this user's new requests on one write: make it rare.
+    const chunk = this.chunkFor(need);
     let amount = chunk;
     for (let attempt = 0; attempt < 3; attempt++) {
       const movement = this.movement(userId, "hold", -amount, true);
@@ -221,10 +254,11 @@ export class ReservationBook {
       if (outcome.status === "applied") {
         r.reserved += amount;
         r.scarce = amount < chunk;
+        if (!r.scarce) r.aheadRefused = false;
         return { ok: true };
       }
       // Not enough for a whole chunk: take what there is, if it covers this request.
-      if (outcome.status !== "refused") return { ok: false };
+      if (outcome.status !== "refused" || !partial) return { ok: false };
       if (outcome.balance < need) return { ok: false, stored: outcome.balance };
       amount = outcome.balance;
     }

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "@gw/shared";
+import type { ChainWriter, Movement, MovementOutcome } from "../src/ledger/chain-writer";
+import { DEFAULT_RESERVATION_POLICY, ReservationBook } from "../src/ledger/reservations";
+
+/** A ledger chain in memory with the ChainWriter's contract, whose writes can be held back (a busy database). */
+class GatedChain {
+  balance = 0;
+  readonly entries: Movement[] = [];
+  /** writes started and not answered yet */
+  waiting = 0;
+  private gate?: Promise<void>;
+  private open?: () => void;
+
+  hold(): void {
+    this.gate = new Promise((resolve) => { this.open = resolve; });
+  }
+
+  release(): void {
+    this.open?.();
+    this.gate = undefined;
+  }
+
+  async append(_userId: string, movement: Movement): Promise<MovementOutcome> {
+    this.waiting++;
+    await Promise.resolve();
+    if (this.gate) await this.gate;
+    this.waiting--;
+    if (movement.requireCover && this.balance + movement.amount < 0) return { status: "refused", balance: this.balance };
+    this.entries.push(movement);
+    this.balance += movement.amount;
+    return { status: "applied", balance: this.balance };
+  }
+}
+
+function setup(balance: number) {
+  const chain = new GatedChain();
+  chain.balance = balance;
+  const book = new ReservationBook(chain as unknown as ChainWriter, new ManualClock(0), "i1", { ...DEFAULT_RESERVATION_POLICY, minChunk: 1_000, maxChunk: 1_000, idleMs: 1_000 });
+  const topUps = () => chain.entries.filter((e) => e.kind === "hold").map((e) => -e.amount);
+  /** a hold that must be answered without waiting for any write */
+  const holdAtOnce = async (holdId: string, amount: number) => {
+    let answered = false;
+    const result = book.hold("u", holdId, amount).then((r) => { answered = true; return r; });
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(answered, `${holdId} waited for a write`).toBe(true);
+    return result;
+  };
+  return { chain, book, topUps, holdAtOnce };
+}
+
+const settle = async (book: ReservationBook, ids: string[], cost: number) => {
+  for (const id of ids) book.close("u", id, cost);
+};
+
+describe("reservation top-ups ahead of need", () => {
+  it("tops up once less than half a chunk is left, while the rest still serves requests without waiting", async () => {
+    const { chain, book, topUps, holdAtOnce } = setup(10_000);
+    expect(await book.hold("u", "h0", 100)).toEqual({ ok: true }); // the first one waits: nothing is reserved yet
+    expect(topUps()).toEqual([1_000]);
+    for (let i = 1; i <= 4; i++) expect(await holdAtOnce(`h${i}`, 100)).toEqual({ ok: true });
+    expect(chain.waiting).toBe(0); // 500 left of 1,000: not yet
+    // the database is busy now: the next top-up is started, and the 400 left serve the next requests meanwhile
+    chain.hold();
+    expect(await holdAtOnce("h5", 100)).toEqual({ ok: true });
+    expect(chain.waiting).toBe(1);
+    for (let i = 6; i <= 9; i++) expect(await holdAtOnce(`h${i}`, 100)).toEqual({ ok: true });
+    expect(chain.waiting).toBe(1); // one top-up at a time
+    expect(topUps()).toEqual([1_000]);
+    chain.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(topUps()).toEqual([1_000, 1_000]);
+    expect(await holdAtOnce("h10", 100)).toEqual({ ok: true });
+    await settle(book, Array.from({ length: 11 }, (_, i) => `h${i}`), 100);
+    expect(chain.balance + book.unused("u")).toBe(10_000 - 1_100);
+  });
+
+  it("takes a whole chunk ahead or nothing: the last of a balance is taken only by the request that needs it", async () => {
+    const { chain, book, topUps, holdAtOnce } = setup(1_300);
+    expect(await book.hold("u", "h0", 400)).toEqual({ ok: true });
+    expect(await holdAtOnce("h1", 400)).toEqual({ ok: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    // 200 left: a whole chunk was tried ahead and refused; the 300 stored stay there for other instances
+    expect(topUps()).toEqual([1_000]);
+    expect(chain.balance).toBe(300);
+    expect(await holdAtOnce("h2", 100)).toEqual({ ok: true }); // not tried again: no write
+    expect(chain.waiting).toBe(0);
+    expect(topUps()).toEqual([1_000]);
+    expect(await book.hold("u", "h3", 300)).toEqual({ ok: true }); // runs short: takes the rest
+    expect(topUps()).toEqual([1_000, 300]);
+    expect(chain.balance).toBe(0);
+  });
+});
