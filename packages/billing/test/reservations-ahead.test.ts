@@ -75,6 +75,23 @@ describe("reservation top-ups ahead of need", () => {
     expect(chain.balance + book.unused("u")).toBe(10_000 - 1_100);
   });
 
+  it("a forced flush (shutdown) waits for a top-up on its way, then gives everything unused back", async () => {
+    const { chain, book, holdAtOnce } = setup(10_000);
+    expect(await book.hold("u", "h0", 400)).toEqual({ ok: true });
+    chain.hold();
+    expect(await holdAtOnce("h1", 200)).toEqual({ ok: true }); // 400 left: a top-up ahead is on its way
+    expect(chain.waiting).toBe(1);
+    book.close("u", "h0", 400);
+    book.close("u", "h1", 200);
+    const flushed = book.flush(true);
+    await new Promise((resolve) => setImmediate(resolve)); // the flush is under way before the top-up lands
+    chain.release();
+    await flushed;
+    expect(book.unused("u")).toBe(0);
+    expect(chain.balance).toBe(10_000 - 600);
+    expect(book.isEmpty()).toBe(true);
+  });
+
   it("takes a whole chunk ahead or nothing: the last of a balance is taken only by the request that needs it", async () => {
     const { chain, book, topUps, holdAtOnce } = setup(1_300);
     expect(await book.hold("u", "h0", 400)).toEqual({ ok: true });

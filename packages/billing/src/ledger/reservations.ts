@@ -172,6 +172,8 @@ export class ReservationBook {
    * batch per user; what fails stays queued for the next round.
    */
   async flush(force = false): Promise<void> {
+    // Forced (shutdown, tests): a top-up on its way would land after this flush gave the unused credits back.
+    if (force) await Promise.all([...this.users.values()].map((r) => r.topUp?.catch(() => undefined)));
     const now = this.clock.now();
     await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || r.scarce || now - r.lastActivity >= this.policy.idleMs)));
   }
