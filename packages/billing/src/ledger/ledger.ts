@@ -15,8 +15,11 @@ export interface LedgerOptions {
   reservation?: Partial<ReservationPolicy>;
 }
 
-/** A balance read retries while reservation entries are in transit; a user this busy gets the last read after that. */
-const BALANCE_READ_ATTEMPTS = 50;
+/**
+ * A balance read waits for reservation entries in transit and reads again; after this many reads that overlapped
+ * one, it reads with top-ups and releases of the user held back.
+ */
+const BALANCE_READ_ATTEMPTS = 3;
 
 function assertAmount(amount: number, what: string): void {
   if (!Number.isSafeInteger(amount)) throw new TypeError(`${what} must be an integer number of micro-dollars`);
@@ -109,19 +112,13 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     async balance(userId) {
       // The stored balance and this instance's reservation must be read at one point of the chain: a top-up or
       // release landing during the read would count twice or not at all (a balance that jumps up while only
-      // charges happen). Read again until no such entry was in transit around the read.
-      let balance: number | undefined;
+      // charges happen). Read again until none was in transit around the read.
+      const stored = async () => (await writer.head(userId)).balance;
       for (let attempt = 0; attempt < BALANCE_READ_ATTEMPTS; attempt++) {
-        const before = book.reservationVersion(userId);
-        if (before === undefined) {
-          await new Promise((resolve) => setTimeout(resolve, 2));
-          continue;
-        }
-        const head = await writer.head(userId);
-        balance = head.balance + book.unused(userId);
-        if (book.reservationVersion(userId) === before) return balance;
+        const balance = await book.exactBalance(userId, stored);
+        if (balance !== undefined) return balance;
       }
-      return balance ?? (await writer.head(userId)).balance + book.unused(userId);
+      return book.exclusiveBalance(userId, stored);
     },
 
     async credit(userId, amount, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult> {

@@ -15,6 +15,12 @@ interface UserReservation {
   inTransit: number;
   /** bumped when such an entry starts and when it ends (see `reservationVersion`) */
   version: number;
+  /** the writes of those entries */
+  transit: Set<Promise<unknown>>;
+  /** balance reads under way (see `exactBalance`): the state is not forgotten meanwhile */
+  readers: number;
+  /** an exclusive balance read under way: no top-up or release starts until it is done */
+  reading?: Promise<unknown>;
   inFlight: Map<string, number>;
   inFlightTotal: number;
   /** settled charges not yet written */
@@ -82,14 +88,51 @@ export class ReservationBook {
   }
 
   /**
-   * Where this user's reservation stands against the stored ledger: `undefined` while a top-up or release entry is
-   * unacknowledged (the stored balance may or may not include it yet), else a token that changes whenever one
-   * starts or lands. A stored balance read between two equal tokens plus `unused()` is an exact balance.
+   * The stored balance (`stored()` reads it) plus what this instance reserved and has not used, taken at one point of
+   * the chain; `undefined` when that could not be told, and the caller reads again. A top-up or release entry that
+   * is unacknowledged, or starts or lands during the read, may be in the stored figure or not: the read is then
+   * refused (one in transit is waited for first). The user's state is kept for the read, even when a flush empties it,
+   * so that its version (bumped by every such entry) cannot start again from 0 and repeat a value.
    */
-  reservationVersion(userId: string): string | undefined {
-    const r = this.users.get(userId);
-    if (!r) return "none";
-    return r.inTransit > 0 ? undefined : String(r.version);
+  async exactBalance(userId: string, stored: () => Promise<number>): Promise<number | undefined> {
+    const r = this.state(userId);
+    r.readers += 1;
+    try {
+      if (r.transit.size > 0) {
+        await Promise.allSettled([...r.transit]);
+        return undefined;
+      }
+      const before = r.version;
+      const balance = (await stored()) + available(r);
+      return r.inTransit === 0 && r.version === before ? balance : undefined;
+    } finally {
+      r.readers -= 1;
+    }
+  }
+
+  /**
+   * `exactBalance` that always answers, for a user so busy that reads keep overlapping top-ups and releases: none
+   * starts while it runs (requests that need a top-up wait for it; one already started is waited for).
+   */
+  async exclusiveBalance(userId: string, stored: () => Promise<number>): Promise<number> {
+    const r = this.state(userId);
+    while (r.reading) await r.reading;
+    let done!: () => void;
+    r.reading = new Promise<void>((resolve) => { done = resolve; });
+    r.readers += 1;
+    try {
+      for (;;) {
+        // A top-up that was under way may still write a second, smaller entry (see `reserve`): read until none did.
+        while (r.transit.size > 0) await Promise.allSettled([...r.transit]);
+        const before = r.version;
+        const balance = (await stored()) + available(r);
+        if (r.inTransit === 0 && r.version === before) return balance;
+      }
+    } finally {
+      r.readers -= 1;
+      r.reading = undefined;
+      done();
+    }
   }
 
   /** settled charges not written yet (they already count against the balance) */
@@ -115,6 +158,10 @@ export class ReservationBook {
       }
       if (r.topUp) {
         await r.topUp;
+        continue;
+      }
+      if (r.reading) {
+        await r.reading;
         continue;
       }
       r.topUp = this.reserve(userId, r, amount - available(r), true);
@@ -202,7 +249,7 @@ export class ReservationBook {
   private state(userId: string): UserReservation {
     let r = this.users.get(userId);
     if (!r) {
-      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false, aheadRefused: false };
+      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, transit: new Set(), readers: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false, aheadRefused: false };
       this.users.set(userId, r);
     }
     return r;
@@ -225,7 +272,7 @@ export class ReservationBook {
    * that run short take the rest themselves (`hold`), and the reservation never holds more than 1.5 chunks.
    */
   private topUpAhead(userId: string, r: UserReservation, need: number): void {
-    if (r.topUp || r.scarce || r.aheadRefused || r.inDoubt.length > 0) return;
+    if (r.topUp || r.reading || r.scarce || r.aheadRefused || r.inDoubt.length > 0) return;
     const chunk = this.chunkFor(need);
     if (available(r) >= chunk / 2) return;
     const run = this.reserve(userId, r, need, false).then(
@@ -255,6 +302,8 @@ export class ReservationBook {
       });
       if (outcome.status === "applied") {
         r.reserved += amount;
+        // a balance read that saw the entry land but not this (a microtask apart) must not count as consistent
+        r.version += 1;
         r.scarce = amount < chunk;
         if (!r.scarce) r.aheadRefused = false;
         return { ok: true };
@@ -280,7 +329,8 @@ export class ReservationBook {
   }
 
   private async writeUser(userId: string, r: UserReservation, releaseUnused: boolean): Promise<void> {
-    await this.resolveInDoubt(userId, r);
+    // No top-up or release starts during an exclusive balance read: those wait for the next flush.
+    if (!r.reading) await this.resolveInDoubt(userId, r);
     const charges = r.pending.splice(0);
     const writes: Array<Promise<unknown>> = charges.map(async (charge) => {
       try {
@@ -297,18 +347,18 @@ export class ReservationBook {
     });
     // Queued right behind the charges, so the release lands in the same ordered batch.
     // The charges being written still count in both `reserved` and `pendingTotal`, so this is exactly what is free.
-    const unused = releaseUnused ? available(r) : 0;
+    const unused = releaseUnused && !r.reading ? available(r) : 0;
     if (unused > 0) {
       r.releasing += unused;
       const movement = this.movement(userId, "release", unused, false);
       writes.push(this.inTransit(r, this.writer.append(userId, movement))
         .then(
-          () => { r.reserved -= unused; r.releasing -= unused; },
+          () => { r.reserved -= unused; r.releasing -= unused; r.version += 1; },
           (err: unknown) => { r.inDoubt.push(movement); throw err; },
         ));
     }
     await Promise.allSettled(writes);
-    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0 && r.inDoubt.length === 0) this.users.delete(userId);
+    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0 && r.inDoubt.length === 0 && r.readers === 0) this.users.delete(userId);
   }
 
   /**
@@ -332,6 +382,7 @@ export class ReservationBook {
         r.reserved -= movement.amount;
         r.releasing -= movement.amount;
       }
+      r.version += 1;
     }
   }
 
@@ -339,9 +390,11 @@ export class ReservationBook {
   private async inTransit<T>(r: UserReservation, write: Promise<T>): Promise<T> {
     r.inTransit += 1;
     r.version += 1;
+    r.transit.add(write);
     try {
       return await write;
     } finally {
+      r.transit.delete(write);
       r.inTransit -= 1;
       r.version += 1;
     }

@@ -108,3 +108,38 @@ describe("reservation top-ups ahead of need", () => {
     expect(chain.balance).toBe(0);
   });
 });
+
+describe("exclusive balance reads", () => {
+  it("hold back top-ups until the read is done, so the stored figure and the reservation are read at one point", async () => {
+    const { chain, book } = setup(10_000);
+    expect(await book.hold("u", "h0", 100)).toEqual({ ok: true });
+    let answer!: (stored: number) => void;
+    const read = book.exclusiveBalance("u", () => new Promise<number>((resolve) => { answer = resolve; }));
+    await Promise.resolve();
+    // needs a top-up (900 left): it may not start while the stored balance is being read
+    const bigHold = book.hold("u", "h1", 2_000);
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(chain.waiting).toBe(0);
+    answer(chain.balance);
+    expect(await read).toBe(10_000 - 100);
+    expect(await bigHold).toEqual({ ok: true });
+  });
+
+  it("wait for a top-up already on its way before they read", async () => {
+    const { chain, book } = setup(10_000);
+    chain.hold();
+    const firstHold = book.hold("u", "h0", 100); // its top-up is held back by the database
+    await Promise.resolve();
+    let reads = 0;
+    const read = book.exclusiveBalance("u", async () => {
+      reads++;
+      return chain.balance;
+    });
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(reads).toBe(0);
+    chain.release();
+    expect(await firstHold).toEqual({ ok: true });
+    // before or after the first hold took its 100, never with the top-up counted in one figure and not the other
+    expect([10_000, 10_000 - 100]).toContain(await read);
+  });
+});
