@@ -13,7 +13,7 @@ interface UserReservation {
   releasing: number;
   /** reservation entries (top-up holds, releases) written but not acknowledged: their effect on the stored balance is unknown */
   inTransit: number;
-  /** bumped when such an entry starts and when it ends (see `reservationVersion`) */
+  /** bumped when such an entry starts, lands and is counted (see `exactBalance`) */
   version: number;
   /** the writes of those entries */
   transit: Set<Promise<unknown>>;
