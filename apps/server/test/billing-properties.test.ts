@@ -118,7 +118,8 @@ describe("billing invariants under random interleavings (fast-check)", () => {
         }
         expect(balance).toBe(grants - spent);
       }),
-      { numRuns: 30 },
+      // no shrinking: a failure that depends on timing shrinks slowly, and the test would end in a timeout that hides it
+      { numRuns: 30, endOnFailure: true },
     );
     await expectLedgerConsistent(server, users);
   }, 240_000);

@@ -109,6 +109,47 @@ describe("reservation top-ups ahead of need", () => {
   });
 });
 
+describe("flushes", () => {
+  it("a forced flush waits for the charges a background flush is still writing", async () => {
+    const { chain, book } = setup(1_000);
+    expect(await book.hold("u", "h0", 1_000)).toEqual({ ok: true }); // the whole balance: nothing left to give back
+    await new Promise((resolve) => setImmediate(resolve)); // the top-up ahead it started is refused
+    book.close("u", "h0", 1_000);
+    chain.hold();
+    const background = book.flush(false); // takes the charge and writes it, held back by the database
+    await Promise.resolve();
+    expect(chain.waiting).toBe(1);
+    let forcedDone = false;
+    const forced = book.flush(true).then(() => { forcedDone = true; });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(forcedDone).toBe(false);
+    chain.release();
+    await Promise.all([background, forced]);
+    expect(chain.entries.filter((e) => e.kind === "settle").map((e) => e.cost)).toEqual([1_000]);
+    expect(chain.balance).toBe(0);
+    expect(book.isEmpty()).toBe(true);
+  });
+
+  it("a background flush leaves a user alone while that user's last flush is still writing", async () => {
+    const { chain, book } = setup(10_000);
+    expect(await book.hold("u", "h0", 400)).toEqual({ ok: true });
+    book.close("u", "h0", 300);
+    chain.hold();
+    const first = book.flush(false);
+    await Promise.resolve();
+    expect(await book.hold("u", "h1", 100)).toEqual({ ok: true });
+    book.close("u", "h1", 100);
+    const second = book.flush(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chain.waiting).toBe(1); // the second wrote nothing: the first still writes
+    chain.release();
+    await Promise.all([first, second]);
+    await book.flush(true);
+    expect(chain.entries.filter((e) => e.kind === "settle").map((e) => e.cost)).toEqual([300, 100]);
+    expect(chain.balance).toBe(10_000 - 400);
+  });
+});
+
 describe("exclusive balance reads", () => {
   it("hold back top-ups until the read is done, so the stored figure and the reservation are read at one point", async () => {
     const { chain, book } = setup(10_000);

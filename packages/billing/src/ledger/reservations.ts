@@ -116,11 +116,12 @@ export class ReservationBook {
    */
   async exclusiveBalance(userId: string, stored: () => Promise<number>): Promise<number> {
     const r = this.state(userId);
-    while (r.reading) await r.reading;
-    let done!: () => void;
-    r.reading = new Promise<void>((resolve) => { done = resolve; });
+    // counted as a reader from the start, so that the state is not forgotten while this waits its turn
     r.readers += 1;
+    let done: (() => void) | undefined;
     try {
+      while (r.reading) await r.reading;
+      r.reading = new Promise<void>((resolve) => { done = resolve; });
       for (;;) {
         // A top-up that was under way may still write a second, smaller entry (see `reserve`): read until none did.
         while (r.transit.size > 0) await Promise.allSettled([...r.transit]);
@@ -130,8 +131,10 @@ export class ReservationBook {
       }
     } finally {
       r.readers -= 1;
-      r.reading = undefined;
-      done();
+      if (done) {
+        r.reading = undefined;
+        done();
+      }
     }
   }
 
@@ -146,9 +149,11 @@ export class ReservationBook {
    * what the reservation still had), when a top-up said so.
    */
   async hold(userId: string, holdId: string, amount: number): Promise<{ ok: true } | { ok: false; balance?: number }> {
-    const r = this.state(userId);
     let retries = 0;
     for (;;) {
+      // Looked up again after every wait: a flush forgets the state of a user with nothing reserved, and credits
+      // reserved into a forgotten state could never be drawn or given back.
+      const r = this.state(userId);
       if (available(r) >= amount) {
         r.inFlight.set(holdId, amount);
         r.inFlightTotal += amount;
@@ -222,7 +227,15 @@ export class ReservationBook {
     // Forced (shutdown, tests): a top-up on its way would land after this flush gave the unused credits back.
     if (force) await Promise.all([...this.users.values()].map((r) => r.topUp?.catch(() => undefined)));
     const now = this.clock.now();
-    await Promise.all([...this.users.entries()].map(([userId, r]) => this.flushUser(userId, r, force || r.scarce || now - r.lastActivity >= this.policy.idleMs)));
+    await Promise.all([...this.users.entries()].map(async ([userId, r]) => {
+      // A user's flushes run one at a time. A background one skips a user whose last flush is still writing; a forced
+      // one waits for it, since the charges that flush took are not stored until it is done.
+      if (r.flushing) {
+        if (!force) return;
+        await r.flushing.catch(() => undefined);
+      }
+      await this.flushUser(userId, r, force || r.scarce || now - r.lastActivity >= this.policy.idleMs);
+    }));
   }
 
   /**
@@ -358,7 +371,7 @@ export class ReservationBook {
         ));
     }
     await Promise.allSettled(writes);
-    if (r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0 && r.inDoubt.length === 0 && r.readers === 0) this.users.delete(userId);
+    if (this.users.get(userId) === r && r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0 && r.inDoubt.length === 0 && r.readers === 0) this.users.delete(userId);
   }
 
   /**
