@@ -5,7 +5,7 @@ const tokens = z.number().int().nonnegative();
 /** Cache writes and reads are counted apart from input_tokens (null or absent when the prompt used no cache). */
 const cacheTokens = { cache_creation_input_tokens: tokens.nullish(), cache_read_input_tokens: tokens.nullish() };
 
-export const messageResponseSchema = z.looseObject({
+export const messageResponseSchema = z.compile(z.looseObject({
   content: z.array(z.looseObject({
     type: z.string(),
     text: z.string().optional(),
@@ -16,14 +16,14 @@ export const messageResponseSchema = z.looseObject({
   })),
   stop_reason: z.string().nullish(),
   usage: z.looseObject({ input_tokens: tokens, output_tokens: tokens, ...cacheTokens }).nullish(),
-});
+}));
 
-export const errorEventSchema = z.looseObject({
+export const errorEventSchema = z.compile(z.looseObject({
   type: z.literal("error"),
   error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }),
-});
+}));
 
-export const streamEventSchema = z.discriminatedUnion("type", [
+export const streamEventSchema = z.compile(z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("message_start"),
     message: z.looseObject({
@@ -49,7 +49,7 @@ export const streamEventSchema = z.discriminatedUnion("type", [
   errorEventSchema,
   z.looseObject({ type: z.literal("content_block_stop"), index: z.number().int().nonnegative().optional() }),
   z.looseObject({ type: z.literal("ping") }),
-]);
+]));
 
 export const errorMessage = (json: unknown): unknown =>
   typeof json === "object" && json !== null && "error" in json

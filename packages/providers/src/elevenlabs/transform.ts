@@ -14,16 +14,16 @@ export interface BuiltSpeechRequest {
   body: string | FormData;
 }
 
-const voicesResponseSchema = z.looseObject({
+const voicesResponseSchema = z.compile(z.looseObject({
   voices: z.array(z.looseObject({ voice_id: z.string().min(1), name: z.string() })),
-});
+}));
 
-const transcriptionSchema = z.looseObject({
+const transcriptionSchema = z.compile(z.looseObject({
   text: z.string(),
   audio_duration: z.number().nonnegative().optional(),
   audio_duration_secs: z.number().nonnegative().optional(),
   words: z.array(z.looseObject({ end: z.number().nonnegative().nullish() })).optional(),
-});
+}));
 
 const outputQuery = (format: string | undefined) => `?output_format=${encodeURIComponent(format ?? DEFAULT_OUTPUT_FORMAT)}`;
 

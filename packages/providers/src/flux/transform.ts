@@ -7,11 +7,11 @@ import type { BuiltRequest } from "../openai/transform";
 import type { GeneratedImage, ImageRequest } from "../types";
 import { pickPath, readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 
-const submitResponseSchema = z.looseObject({ id: z.string().min(1), polling_url: z.string().optional() });
-const pollResponseSchema = z.looseObject({
+const submitResponseSchema = z.compile(z.looseObject({ id: z.string().min(1), polling_url: z.string().optional() }));
+const pollResponseSchema = z.compile(z.looseObject({
   status: z.string(),
   result: z.looseObject({ sample: z.string().optional(), seed: z.number().int().optional() }).nullish(),
-});
+}));
 
 export interface FluxTask {
   id: string;

@@ -8,10 +8,10 @@ import { requireImage } from "../media-check";
 import type { ImageRequest, ImageResult } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 
-const imagesResponseSchema = z.looseObject({
+const imagesResponseSchema = z.compile(z.looseObject({
   data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })
     .refine((image) => image.url !== undefined || image.b64_json !== undefined)),
-});
+}));
 
 /** Style presets are not an OpenAI field; they travel as part of the prompt so any compatible upstream understands them. */
 export const promptWithStyle = (prompt: string, style: string | undefined): string =>

@@ -6,7 +6,7 @@ import { IMAGE_MAX_SIDE, IMAGE_MIN_SIDE, seed } from "./task";
 const side = z.number().int().min(IMAGE_MIN_SIDE).max(IMAGE_MAX_SIDE);
 
 /** SPEC 4.2 */
-export const imageABody = z.object({
+export const imageABody = z.compile(z.object({
   prompt: imagePrompt,
   style: safeString(64).nullish(),
   width: side.default(512),
@@ -14,7 +14,7 @@ export const imageABody = z.object({
   // the upstream version; which ones exist is configuration (modelVersions), checked by the route
   model: z.string().default(IMAGE_A_DEFAULT_VERSION),
   num_outputs: z.number().int().min(1).max(4).default(1),
-});
+}));
 export type ImageABody = z.output<typeof imageABody>;
 
 /** `<w>:<h>` with both sides 1..32 and a ratio between 1:4 and 4:1. */
@@ -26,7 +26,7 @@ export const aspectRatio = z.string()
   }, { message: "must be a ratio between 1:4 and 4:1" });
 
 /** SPEC 4.3 + CONTRACT 5 */
-export const imageBBody = z.object({
+export const imageBBody = z.compile(z.object({
   prompt: imagePrompt,
   negative_prompt: safeString(4_000).nullish(),
   style: safeString(64).nullish(),
@@ -34,5 +34,5 @@ export const imageBBody = z.object({
   steps: z.number().int().min(1).max(50).default(30),
   aspect_ratio: aspectRatio.default("1:1"),
   model: z.string().default("imageB-1-dev"),
-});
+}));
 export type ImageBBody = z.output<typeof imageBBody>;

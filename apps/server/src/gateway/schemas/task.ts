@@ -3,14 +3,14 @@ import { z } from "zod";
 import { imagePrompt, messages, positiveInt, safeString, temperature } from "./common";
 import { streamOptions, streamOptionsNeedStream } from "./text";
 
-export const textTaskBody = z.object({
+export const textTaskBody = z.compile(z.object({
   model: z.string(),
   messages,
   max_tokens: positiveInt.nullish(),
   temperature: temperature.nullish(),
   stream: z.boolean().nullish(),
   stream_options: streamOptions,
-}).superRefine(streamOptionsNeedStream);
+}).superRefine(streamOptionsNeedStream));
 export type TextTaskBody = z.output<typeof textTaskBody>;
 
 export const IMAGE_MIN_SIDE = 64;
@@ -19,7 +19,7 @@ export const IMAGE_MAX_SIDE = 2048;
 const side = z.number().int().min(FLUX_MIN_SIDE).max(FLUX_MAX_SIDE).multipleOf(FLUX_SIDE_STEP);
 export const seed = z.number().int().min(0).max(4_294_967_295);
 
-export const imageTaskBody = z.object({
+export const imageTaskBody = z.compile(z.object({
   model: z.string(),
   prompt: imagePrompt,
   width: side.default(1024),
@@ -27,7 +27,7 @@ export const imageTaskBody = z.object({
   num_inference_steps: z.number().int().min(1).max(50).nullish(),
   guidance_scale: z.number().min(0).max(20).nullish(),
   seed: seed.nullish(),
-});
+}));
 export type ImageTaskBody = z.output<typeof imageTaskBody>;
 
 const unit = z.number().min(0).max(1);
@@ -38,21 +38,21 @@ export const outputFormat = z.string().regex(/^(mp3|pcm|ulaw|alaw|opus|wav)_\d{4
 
 export const MAX_TTS_CHARS = 10_000;
 
-export const ttsTaskBody = z.object({
+export const ttsTaskBody = z.compile(z.object({
   model: z.string(),
   text: safeString(MAX_TTS_CHARS).refine((s) => s.trim().length > 0, { message: "must not be empty" }),
   voice: safeString(100).min(1),
   voice_settings: voiceSettings.nullish(),
   output_format: outputFormat.nullish(),
-});
+}));
 export type TtsTaskBody = z.output<typeof ttsTaskBody>;
 
-export const stsTaskFields = z.object({
+export const stsTaskFields = z.compile(z.object({
   model: z.string(),
   voice: safeString(100).min(1),
   voice_settings: voiceSettings.nullish(),
   output_format: outputFormat.nullish(),
-});
+}));
 
 const JSON_FIELDS = new Set(["messages", "voice_settings", "stream_options"]);
 const NUMBER_FIELDS = new Set(["max_tokens", "temperature", "width", "height", "num_inference_steps", "guidance_scale", "seed"]);
