@@ -9,6 +9,8 @@ class GatedChain {
   readonly entries: Movement[] = [];
   /** writes started and not answered yet */
   waiting = 0;
+  /** writes started in all */
+  appends = 0;
   private gate?: Promise<void>;
   private open?: () => void;
 
@@ -22,6 +24,7 @@ class GatedChain {
   }
 
   async append(_userId: string, movement: Movement): Promise<MovementOutcome> {
+    this.appends++;
     this.waiting++;
     await Promise.resolve();
     if (this.gate) await this.gate;
@@ -182,5 +185,23 @@ describe("exclusive balance reads", () => {
     expect(await firstHold).toEqual({ ok: true });
     // before or after the first hold took its 100, never with the top-up counted in one figure and not the other
     expect([10_000, 10_000 - 100]).toContain(await read);
+  });
+});
+
+describe("refusals", () => {
+  it("a burst of requests the balance cannot cover is refused after one top-up, not one write each in turn", async () => {
+    const { chain, book } = setup(50);
+    chain.hold();
+    const answers = Promise.all(Array.from({ length: 40 }, (_, i) => book.hold("u", `h${i}`, 100)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chain.waiting).toBe(1);
+    chain.release();
+    expect(await answers).toEqual(Array.from({ length: 40 }, () => ({ ok: false, balance: 50 })));
+    expect(chain.appends).toBe(1);
+    expect(chain.entries).toEqual([]);
+    // a request the balance does cover still gets its top-up after a refusal
+    expect(await book.hold("u", "small", 40)).toEqual({ ok: true });
+    book.close("u", "small", 40);
+    expect(chain.balance + book.unused("u")).toBe(10);
   });
 });

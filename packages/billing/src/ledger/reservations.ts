@@ -162,7 +162,12 @@ export class ReservationBook {
         return { ok: true };
       }
       if (r.topUp) {
-        await r.topUp;
+        // A refused top-up just read the stored balance: a request it cannot cover either is refused with it, not
+        // after a top-up of its own (a burst of requests of a user without credits would otherwise take one write
+        // each, one after the other).
+        const seen = await r.topUp;
+        const couldSpend = seen.ok || seen.stored === undefined ? undefined : seen.stored + available(r);
+        if (couldSpend !== undefined && couldSpend < amount) return { ok: false, balance: couldSpend };
         continue;
       }
       if (r.reading) {
