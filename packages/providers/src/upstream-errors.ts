@@ -17,14 +17,22 @@ export function readErrorMessage(body: string, pick: (json: unknown) => unknown)
 
 /**
  * 400/413/422: the request itself was refused (e.g. a passed-through field), so the caller learns why (400).
- * Anything else (auth, 404 model, 429/5xx after retries): our upstream failed, 502 without charging.
+ * Anything else (auth, 404 model, 429/5xx after retries): our upstream failed, 502 without charging. A refusal of the
+ * gateway's own upstream credentials (401/403) keeps the upstream's wording to itself: it concerns the operator's
+ * account, and may quote part of its key.
  */
 export function upstreamStatusError(status: number, message: string | undefined): AppError {
-  if (status === 400 || status === 413 || status === 422) {
-    return new AppError("invalid_parameter", `The upstream provider rejected the request: ${message ?? `HTTP ${status}`}.`);
+  if (status === 401 || status === 403) {
+    return new AppError("upstream_error", `The upstream provider failed (HTTP ${status}): it refused the gateway's credentials.`);
   }
-  return new AppError("upstream_error", `The upstream provider failed (HTTP ${status})${message ? `: ${message}` : ""}.`);
+  if (status === 400 || status === 413 || status === 422) {
+    return new AppError("invalid_parameter", `The upstream provider rejected the request: ${sentence(message ?? `HTTP ${status}`)}`);
+  }
+  return new AppError("upstream_error", `The upstream provider failed (HTTP ${status})${message ? `: ${sentence(message)}` : "."}`);
 }
+
+/** The upstream's message as the end of our sentence: its own final stop kept, one added otherwise. */
+const sentence = (message: string): string => (/[.!?…]$/.test(message) ? message : `${message}.`);
 
 export const wrongShape = (what: string) => new AppError("upstream_error", `The upstream provider sent an unexpected ${what} answer.`);
 
