@@ -108,6 +108,21 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(await expectRefused(streamed, "max_completion_tokens")).not.toContain("'max_tokens'");
   });
 
+  it("max_completion_tokens goes upstream under its own name (OpenAI's reasoning models refuse max_tokens), streamed or not", async () => {
+    for (const stream of [false, true]) {
+      const res = await post("/v1/chat/completions", { model: "textA-4", messages, max_completion_tokens: 3, stream });
+      expect(res.status).toBe(200);
+      await res.text();
+      const sent = h.fakes.textA.lastRequest()?.json as Record<string, unknown>;
+      expect(sent.max_completion_tokens).toBe(3);
+      expect(sent).not.toHaveProperty("max_tokens");
+    }
+    // the client's max_tokens, and the budget sent when the client names none, keep the classic name
+    await post("/v1/chat/completions", { model: "textA-4", messages });
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ max_tokens: expect.any(Number) });
+    expect(h.fakes.textA.lastRequest()?.json).not.toHaveProperty("max_completion_tokens");
+  });
+
   it("stream_options without stream: true is 400 naming stream_options, on /v1/chat/completions, /v1/completions and the task endpoint", async () => {
     const options = { include_usage: true };
     const message = await expectRefused(await post("/v1/chat/completions", { model: "textA-4", messages, stream_options: options }), "stream_options");

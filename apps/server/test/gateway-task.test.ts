@@ -72,6 +72,18 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.headers.get("x-request-cost")).toBe("0.003612");
   });
 
+  it("text task: an OpenAI refusal (content null) is answered as the message's refusal, charged like any answer", async () => {
+    fakes.textC.failNext(1, { kind: "status", status: 200, body: {
+      id: "c2", object: "chat.completion", created: 1, model: "textC-8x7b",
+      choices: [{ index: 0, message: { role: "assistant", content: null, refusal: "I can't help with that." }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17 },
+    } });
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "textC-8x7b", messages: [{ role: "user", content: "hi" }], max_tokens: 50 }));
+    expect(res.status).toBe(200);
+    expect(body.choices[0].message).toEqual({ role: "assistant", content: "", refusal: "I can't help with that." });
+    expect(cost).toBe(10 + 2 * 7);
+  });
+
   it("text task stream: task.completion.chunk events", async () => {
     const res = await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages: [{ role: "user", content: "a b" }], stream: true, max_tokens: 10 });
     const events = (await res.text()).trim().split("\n\n").map((e) => e.replace(/^data: /, ""));
@@ -193,6 +205,15 @@ describe("task and image endpoints: every modality, exact charges", () => {
     const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, lowBitrateMp3(10), "audio/mpeg") }));
     expect(res.status).toBe(200);
     expect(body.duration_seconds).toBeCloseTo(10.008, 3); // 139 frames of 72 ms
+    expect(cost).toBe(11 * 100);
+  });
+
+  it("speech-to-text: audio that plays on after the last word is billed for its whole length, not to the last word", async () => {
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { language_code: "en", text: "Yes.", words: [{ text: "Yes.", start: 0.5, end: 1.2, type: "word" }] } });
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, lowBitrateMp3(10), "audio/mpeg") }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "transcription", text: "Yes." });
+    expect(body.duration_seconds).toBeCloseTo(10.008, 3);
     expect(cost).toBe(11 * 100);
   });
 

@@ -35,6 +35,11 @@ export interface ChatRequest {
   model: ModelDefinition;
   messages: ChatMessage[];
   maxTokens?: number;
+  /**
+   * The name OpenAI-protocol upstreams get `maxTokens` under: the client's own, so `max_completion_tokens` (the only
+   * one OpenAI's reasoning models accept) stays that; `max_tokens` when unset.
+   */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
   temperature?: number;
   /** the messages exactly as the client sent them (validated): what OpenAI-compatible upstreams receive */
   wireMessages?: readonly unknown[];
@@ -170,7 +175,10 @@ export interface TranscriptionRequest {
 
 export interface TranscriptionResult {
   text: string;
-  durationSeconds: number;
+  /** the audio's length, when the upstream reports it */
+  durationSeconds?: number;
+  /** where the last timed word ends: a lower bound of the length (speech may stop before the audio does) */
+  lastWordEndSeconds?: number;
 }
 
 /**

@@ -27,8 +27,18 @@ describe("openai images (imageA)", () => {
   });
 
   it("sends the request's upstream model name in place of the model's own (image endpoint A versions)", async () => {
-    await h.gateway.generateImage(imageA({ upstreamModel: "gpt-image-1" }));
-    expect(h.fakes.imageA.lastRequest()?.json).toMatchObject({ model: "gpt-image-1" });
+    await h.gateway.generateImage(imageA({ upstreamModel: "dall-e-2" }));
+    expect(h.fakes.imageA.lastRequest()?.json).toMatchObject({ model: "dall-e-2", response_format: "url" });
+  });
+
+  it("leaves response_format out for OpenAI's GPT image models, which refuse it and answer base64", async () => {
+    const png = (await h.gateway.generateImage(imageA({ count: 1, responseFormat: "b64_json" }))).images[0]?.b64Json ?? "";
+    h.fakes.imageA.failNext(1, { kind: "status", status: 200, body: { created: 1, data: [{ b64_json: png }] } });
+    const result = await h.gateway.generateImage(imageA({ count: 1, upstreamModel: "gpt-image-1" }));
+    expect(result.images[0]?.b64Json).toBe(png);
+    const sent = h.fakes.imageA.lastRequest()?.json;
+    expect(sent).toMatchObject({ model: "gpt-image-1", n: 1, size: "512x512" });
+    expect(sent).not.toHaveProperty("response_format");
   });
 
   it("returns base64 images when asked", async () => {

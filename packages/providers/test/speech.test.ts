@@ -87,17 +87,18 @@ describe("speech-to-speech and speech-to-text", () => {
     expect(file instanceof Blob ? file.size : 0).toBe(audio.data.length);
   });
 
-  it("transcribes and reports the duration", async () => {
+  it("transcribes and reports where the last timed word ends (ElevenLabs reports no duration)", async () => {
     const result = await h.gateway.speechToText({ model: h.model("speechvendor-stt"), audio, signal: noAbort() });
     const expected = fakeTranscription(audio.data);
     expect(result.text).toBe(expected.text);
-    expect(result.durationSeconds).toBeCloseTo(expected.durationSeconds, 6);
+    expect(result.durationSeconds).toBeUndefined();
+    expect(result.lastWordEndSeconds).toBeCloseTo(expected.durationSeconds, 6);
     expect(h.fakes.speech.lastRequest()?.form?.get("model_id")).toBe("speechvendor-stt");
   });
 
   it("retries a 503 with the multipart body intact", async () => {
     h.fakes.speech.failStatus(1, 503, { path: "/v1/speech-to-text" });
-    await expect(h.gateway.speechToText({ model: h.model("speechvendor-stt"), audio, signal: noAbort() })).resolves.toMatchObject({ durationSeconds: 3 });
+    await expect(h.gateway.speechToText({ model: h.model("speechvendor-stt"), audio, signal: noAbort() })).resolves.toMatchObject({ lastWordEndSeconds: 3 });
     const last = h.fakes.speech.lastRequest()?.form?.get("file");
     expect(last instanceof Blob ? last.size : 0).toBe(audio.data.length);
   });

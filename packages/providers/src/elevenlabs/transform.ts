@@ -72,14 +72,14 @@ export function buildSpeechToTextRequest(endpoint: Endpoint, upstreamModel: stri
   return { url: `${endpoint.baseUrl}/v1/speech-to-text`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" }, body: form };
 }
 
-/** Duration: the reported audio length when present, else the end of the last word. */
+/** The audio length when the answer reports it (ElevenLabs' does not), and the end of the last timed word. */
 export function parseSpeechToTextResponse(json: unknown): TranscriptionResult {
   const parsed = transcriptionSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("transcription");
   const { text, words } = parsed.data;
   const reported = parsed.data.audio_duration_secs ?? parsed.data.audio_duration;
   const lastWordEnd = (words ?? []).reduce((max, word) => Math.max(max, word.end ?? 0), 0);
-  return { text, durationSeconds: reported ?? lastWordEnd };
+  return { text, durationSeconds: reported, lastWordEndSeconds: lastWordEnd > 0 ? lastWordEnd : undefined };
 }
 
 export function parseError(status: number, body: string): AppError {

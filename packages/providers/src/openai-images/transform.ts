@@ -17,14 +17,17 @@ const imagesResponseSchema = z.compile(z.looseObject({
 export const promptWithStyle = (prompt: string, style: string | undefined): string =>
   style ? `${prompt}, in ${style} style` : prompt;
 
+/** OpenAI's GPT image models always answer `b64_json` and refuse a `response_format` field with 400. */
+const answersOnlyBase64 = (upstreamModel: string): boolean => /^gpt-image/i.test(upstreamModel);
+
 export function buildImagesRequest(endpoint: Endpoint, upstreamModel: string, req: ImageRequest): BuiltRequest {
   const body: Record<string, unknown> = {
     model: upstreamModel,
     prompt: promptWithStyle(req.prompt, req.style),
     n: req.count,
     size: `${req.width}x${req.height}`,
-    response_format: req.responseFormat ?? "url",
   };
+  if (!answersOnlyBase64(upstreamModel)) body.response_format = req.responseFormat ?? "url";
   return {
     url: `${endpoint.baseUrl}/v1/images/generations`,
     headers: { "content-type": "application/json", authorization: `Bearer ${endpoint.apiKey}` },

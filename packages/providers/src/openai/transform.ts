@@ -34,7 +34,7 @@ export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req:
   const body = withPassthrough(req.passthrough, {
     model: upstreamModel,
     messages: req.wireMessages ?? req.messages.map(toWireMessage),
-    max_tokens: req.maxTokens,
+    [req.maxTokensField ?? "max_tokens"]: req.maxTokens,
     temperature: req.temperature,
     stream: stream ? true : undefined,
     stream_options: streamOptions,

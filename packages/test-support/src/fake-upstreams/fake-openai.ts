@@ -9,6 +9,7 @@ interface ChatBody {
   model?: unknown;
   messages?: unknown;
   max_tokens?: unknown;
+  max_completion_tokens?: unknown;
   stream?: unknown;
   stream_options?: { include_usage?: unknown } | null;
   prompt?: unknown;
@@ -109,7 +110,9 @@ export class FakeOpenAi extends FakeServer {
 
   private async chat(ctx: HandlerContext, body: ChatBody): Promise<boolean> {
     if (!isMessages(body.messages) || body.messages.length === 0) return this.badRequest(ctx, "messages must be a non-empty array");
-    const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : undefined;
+    // OpenAI reads either name (its reasoning models only the newer one)
+    const limit = body.max_completion_tokens ?? body.max_tokens;
+    const maxTokens = typeof limit === "number" ? limit : undefined;
     const reply = fakeChatReply(body.messages, maxTokens);
     const call = fakeToolCall(body.messages, offeredTool(body));
     const usage = this.usage(call ?? reply);

@@ -72,8 +72,10 @@ export async function runSpeechToSpeech(
 }
 
 /**
- * Speech-to-text: held like speech-to-speech, settled to the duration upstream reports. When it reports none (no
- * duration and no timed words), the container's declared duration is billed and returned, else the minimum second.
+ * Speech-to-text: held like speech-to-speech, settled to the audio's duration (CONTRACT 6 bills started seconds of
+ * audio): the one upstream reports, else the one the container declares, else where the last timed word ends (a lower
+ * bound: speech may stop before the audio does, so it is used only for audio whose length cannot be read), else the
+ * minimum second. The duration billed is the one returned.
  */
 export async function runSpeechToText(
   deps: GatewayDeps,
@@ -84,8 +86,8 @@ export async function runSpeechToText(
   const held = heldAudioSeconds(call.audio.data.length, declared);
   let seconds = 0;
   const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
-    if (!Number.isFinite(r.durationSeconds) || r.durationSeconds < 0) throw new AppError("upstream_error", "The speech upstream returned no duration.");
-    seconds = r.durationSeconds > 0 ? r.durationSeconds : declared ?? 0;
+    const reported = r.durationSeconds !== undefined && r.durationSeconds > 0 ? r.durationSeconds : undefined;
+    seconds = reported ?? declared ?? r.lastWordEndSeconds ?? 0;
     return audioCost(call.model, seconds);
   }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
   return { transcription: { ...result, durationSeconds: seconds }, cost };

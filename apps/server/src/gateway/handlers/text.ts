@@ -86,6 +86,7 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
 export function chatRequest(call: TextCall, meta: RequestMeta, budget: number): ChatRequest {
   return {
     model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens ?? budget, temperature: call.temperature,
+    maxTokensField: call.maxTokensParam === "max_completion_tokens" ? "max_completion_tokens" : undefined,
     passthrough: call.passthrough, signal: meta.signal,
   };
 }

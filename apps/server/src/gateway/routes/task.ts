@@ -61,8 +61,11 @@ async function textTask(t: TaskContext): Promise<void> {
   }
   const { result, cost } = await runChat(t.deps, t.meta, call);
   setCostHeader(t.res, cost);
-  // SPEC 2.5's answer: the text alone (the task endpoint offers no tools, so there are no calls to report)
-  const plain = { content: result.content, message: { role: "assistant", content: result.content }, finishReason: result.finishReason, usage: result.usage };
+  // SPEC 2.5's answer: the text alone (the task endpoint offers no tools, so there are no calls to report), and an
+  // OpenAI model's refusal, which comes instead of text and would otherwise leave an empty answer
+  const refusal = typeof result.message.refusal === "string" ? { refusal: result.message.refusal } : {};
+  const message = { role: "assistant", content: result.content, ...refusal };
+  const plain = { content: result.content, message, finishReason: result.finishReason, usage: result.usage };
   t.res.json(textCompletionBody({ id: t.id, object: "task.completion", created: t.created, model: t.model.id, result: plain }));
 }
 
