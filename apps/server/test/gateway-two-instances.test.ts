@@ -89,9 +89,12 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect(await credits(a)).toBe(9.9);
     // `a` reserved a chunk of the user's credits for later requests, then fell silent longer than the dead-instance
     // limit (a stall, or the database out of its reach), so `b` released that reservation...
+    // `b`'s clock moves on past that limit while `a`'s stands still, so whatever `a`'s own heartbeat timer writes
+    // meanwhile (its clock's time, started before `b`'s) `a` counts as dead to `b`.
     const [hold] = await b.app.context.ledger.entries(user.userId, { kinds: ["hold"] });
     const instanceId = hold?.reservationId?.replace(/^rsv:/, "");
-    await b.db.connection.collection<{ _id: string; seenAt: Date }>("ledger_instances").updateOne({ _id: instanceId }, { $set: { seenAt: new Date(0) } });
+    expect(instanceId).toBeDefined();
+    b.clock.advance(125_000);
     expect(await b.app.context.ledger.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
     expect(await credits(b)).toBe(9.9);
     // ...and when `a` comes back, its background flush of an idle user must not give the same credits back again.
@@ -108,7 +111,7 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect(renewed).toBeDefined();
     const instances = b.db.connection.collection<{ _id: string; seenAt: Date }>("ledger_instances");
     expect(await instances.countDocuments({ _id: renewed })).toBe(1);
-    await instances.updateOne({ _id: renewed }, { $set: { seenAt: new Date(0) } });
+    b.clock.advance(125_000);
     expect(await b.app.context.ledger.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
     expect(await credits(b)).toBe(9.8);
   });
