@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
 import { createLedger, type Ledger, type LedgerOptions } from "../src/ledger/index";
@@ -190,9 +190,9 @@ describe("ledger", () => {
     await a.credit("u", 500_000, { kind: "purchase", idempotencyKey: "c" });
     expect((await a.hold("u", 1_000, { holdId: "on-a" })).ok).toBe(true);
     await a.settle("u", "on-a", 400);
-    // `a` took the whole balance (less than a chunk of $1); a flush later the rest is stored again
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await b.hold("u", 1_000, { holdId: "on-b" })).toEqual({ ok: true, balance: expect.any(Number) });
+    // `a` took the whole balance (less than a chunk of $1); a flush later the rest is stored again (waited for, not
+    // timed: on a loaded machine one 20 ms flush may take longer than any fixed sleep)
+    await vi.waitFor(async () => expect((await b.hold("u", 1_000, { holdId: "on-b" })).ok).toBe(true), { timeout: 5_000, interval: 50 });
     await b.settle("u", "on-b", 400);
     await Promise.all([a.flush(), b.flush()]);
     expect(await a.balance("u")).toBe(500_000 - 800);
