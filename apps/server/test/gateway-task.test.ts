@@ -405,6 +405,24 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(fakes.textA.requests).toHaveLength(0);
   });
 
+  it("multipart: a text field whose bytes are not UTF-8 is 400 naming it (CONTRACT 7b), costs nothing, never sent", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const field = (name: string, value: Buffer | string) =>
+      Buffer.concat([Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`), Buffer.from(value), Buffer.from("\r\n")]);
+    const form = (text: Buffer | string) => Buffer.concat([field("model", "speechvendor-tts"), field("voice", "Rachel"), field("text", text), Buffer.from("--b0undary--\r\n")]);
+    const send = (body: Buffer) => fetch(`${server.url}/api/v1/task`, {
+      method: "POST", headers: { ...authHeaders(user.key, false), "content-type": "multipart/form-data; boundary=b0undary" }, body,
+    });
+    const res = await send(form(Buffer.from([0x68, 0xff, 0xfe, 0x69])));
+    expect(res.status).toBe(400);
+    expect((await readJson(res)).error).toMatchObject({ code: "invalid_parameter", type: "invalid_request_error", message: expect.stringContaining("'text'") });
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.speech.requests.filter((r) => r.method === "POST")).toHaveLength(0);
+    // well-formed UTF-8 beyond ASCII still goes through
+    const ok = await send(form("héllo ✓"));
+    expect(ok.status).toBe(200);
+  });
+
   it("an upload declared as something other than audio or video is 400 naming 'audio', costs nothing, never sent", async () => {
     const before = await balanceMicros(server, user.userId);
     for (const [model, type] of [["speechvendor-stt", "text/plain"], ["speechvendor-stt", "image/png"], ["speechvendor-sts", "application/json"]] as const) {

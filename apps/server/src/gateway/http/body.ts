@@ -40,6 +40,22 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
   return new AppError("invalid_parameter", "Invalid parameter 'body': malformed multipart/form-data.");
 }
 
+/**
+ * busboy decodes form fields leniently, turning bytes that are not UTF-8 into U+FFFD, and keeps no trace of the
+ * original bytes; so a replacement character in a field is read as the mark of such bytes, and refused as a JSON
+ * body that is not UTF-8 is (CONTRACT 7b) rather than sent upstream garbled and charged.
+ */
+function nonUtf8FieldError(body: unknown): AppError | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  for (const [name, value] of Object.entries(body)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === "string" && v.includes("\uFFFD"))) {
+      return new AppError("invalid_parameter", `Invalid parameter '${name}': must be UTF-8 text.`);
+    }
+  }
+  return undefined;
+}
+
 /** The task endpoint takes JSON, or multipart/form-data with one `audio` file (SPEC 4.1). */
 export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number): RequestHandler[] {
   const upload = multer({
@@ -50,7 +66,7 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
   return [
     (req, res, next) => {
       if (req.is("multipart/form-data")) {
-        upload(req, res, (err: unknown) => next(err === undefined ? undefined : multerError(err, audioLimitBytes, jsonLimitBytes)));
+        upload(req, res, (err: unknown) => next(err === undefined ? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
         return;
       }
       if (req.is("application/json")) {
