@@ -93,13 +93,57 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
         ...asked,
         { role: "assistant", content: null, tool_calls: [{ id: "call_a", type: "function", function: { name: "now", arguments: "{}" } }, { id: "call_b", type: "function", function: { name: "now", arguments: "" } }] },
         { role: "tool", tool_call_id: "call_a", content: "noon" },
-        { role: "tool", tool_call_id: "call_b", content: "noon" },
+        { role: "tool", tool_call_id: "call_b", content: " again" },
       ],
     });
-    expect(replayed.choices[0]?.message.content).toBe("Echo: noon");
+    // both answers in the one user turn Messages wants
+    expect(replayed.choices[0]?.message.content).toBe("Echo: noon again");
     expect(h.fakes.textB.lastRequest()?.json).toMatchObject({
-      messages: [{}, { role: "assistant", content: [{ type: "tool_use", id: "call_a", input: {} }, { type: "tool_use", id: "call_b", input: {} }] }, {}, {}],
+      messages: [{}, { role: "assistant", content: [{ type: "tool_use", id: "call_a", input: {} }, { type: "tool_use", id: "call_b", input: {} }] }, {
+        role: "user", content: [{ type: "tool_result", tool_use_id: "call_a" }, { type: "tool_result", tool_use_id: "call_b" }],
+      }],
     });
+  });
+
+  it("textB: parallel tool answers (one tool message each) and a following user message reach Messages as one user turn", async () => {
+    // Messages wants every tool_use answered in the very next message, all tool_result blocks first (a second user
+    // turn with the other result is refused: "tool_use ids were found without tool_result blocks immediately after").
+    const messages: ChatCompletionMessageParam[] = [
+      { role: "user", content: "weather in Paris and Rome" },
+      { role: "assistant", content: null, tool_calls: [
+        { id: "call_p", type: "function", function: { name: "get_weather", arguments: "{\"query\":\"Paris\"}" } },
+        { id: "call_r", type: "function", function: { name: "get_weather", arguments: "{\"query\":\"Rome\"}" } },
+      ] },
+      { role: "tool", tool_call_id: "call_p", content: "sunny" },
+      { role: "tool", tool_call_id: "call_r", content: "rainy" },
+      { role: "user", content: "which is warmer" },
+    ];
+    const data = await h.client.chat.completions.create({ model: "textB-3-haiku", messages, tools, tool_choice: "none", max_tokens: 50 });
+    expect(data.choices[0]?.finish_reason).toBe("stop");
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({
+      messages: [
+        { role: "user", content: "weather in Paris and Rome" },
+        { role: "assistant", content: [{ type: "tool_use", id: "call_p" }, { type: "tool_use", id: "call_r" }] },
+        { role: "user", content: [
+          { type: "tool_result", tool_use_id: "call_p", content: "sunny" },
+          { type: "tool_result", tool_use_id: "call_r", content: "rainy" },
+          { type: "text", text: "which is warmer" },
+        ] },
+      ],
+    });
+    expect((h.fakes.textB.lastRequest()?.json as { messages: unknown[] }).messages).toHaveLength(3);
+  });
+
+  it("textB: consecutive user messages (a system message between them left out) are sent as one user turn", async () => {
+    await h.client.chat.completions.create({
+      model: "textB-3-haiku", max_tokens: 20,
+      messages: [{ role: "user", content: "first" }, { role: "system", content: "be brief" }, { role: "user", content: [{ type: "text", text: "second" }] }],
+    });
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({
+      system: "be brief",
+      messages: [{ role: "user", content: [{ type: "text", text: "first" }, { type: "text", text: "second" }] }],
+    });
+    expect((h.fakes.textB.lastRequest()?.json as { messages: unknown[] }).messages).toHaveLength(1);
   });
 
   it("sends an Anthropic-protocol model the content parts as blocks in the client's order (text between images stays between them)", async () => {

@@ -62,17 +62,44 @@ function parseArguments(text: string): unknown {
   }
 }
 
-/** OpenAI messages as Messages turns: tool calls become tool_use blocks, tool answers tool_result blocks. */
-function toMessagesTurn(m: ChatMessage, model: string): Record<string, unknown> {
+interface MessagesTurn {
+  role: "user" | "assistant";
+  content: string | Record<string, unknown>[];
+}
+
+/**
+ * An OpenAI message (system ones are the `system` field) as a Messages turn: tool calls become tool_use blocks, tool
+ * answers tool_result blocks in a user turn.
+ */
+function toMessagesTurn(m: ChatMessage, model: string): MessagesTurn {
+  const role = m.role === "assistant" ? "assistant" : "user";
   if (m.role === "tool") {
     return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId ?? m.name ?? "", content: m.content }] };
   }
-  if (!m.parts && !m.toolCalls) return { role: m.role, content: m.content };
+  if (!m.parts && !m.toolCalls) return { role, content: m.content };
   const blocks = contentBlocks(m, model);
   for (const call of m.toolCalls ?? []) {
     blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
   }
-  return { role: m.role, content: blocks };
+  return { role, content: blocks };
+}
+
+const asBlocks = (content: MessagesTurn["content"]): Record<string, unknown>[] =>
+  typeof content === "string" ? (content ? [{ type: "text", text: content }] : []) : content;
+
+/**
+ * Adjacent turns of one role as one turn. OpenAI sends each tool answer as a message of its own, and a system
+ * message taken out from between two user messages leaves them adjacent; Messages wants every tool_use of a turn
+ * answered in the very next message (all results of parallel calls in one user turn, before any text).
+ */
+function mergeAdjacentTurns(turns: MessagesTurn[]): MessagesTurn[] {
+  const merged: MessagesTurn[] = [];
+  for (const turn of turns) {
+    const previous = merged.at(-1);
+    if (previous?.role === turn.role) previous.content = [...asBlocks(previous.content), ...asBlocks(turn.content)];
+    else merged.push({ ...turn });
+  }
+  return merged;
 }
 
 interface OpenAiTool {
@@ -126,7 +153,7 @@ function refuseUnsupported(passthrough: Record<string, unknown> | undefined, mod
 export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, req: ChatRequest, stream: boolean, defaultMaxTokens: number): BuiltRequest {
   // Messages takes the system prompt as a field of its own, not as a message.
   const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
-  const messages = req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id));
+  const messages = mergeAdjacentTurns(req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id)));
   // Messages refuses a conversation of system prompts alone: say so before any call (and any hold).
   if (messages.length === 0) throw invalidParameter("messages", `needs at least one user or assistant message for model '${req.model.id}'`);
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: req.maxTokens ?? defaultMaxTokens, messages };

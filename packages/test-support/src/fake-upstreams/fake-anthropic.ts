@@ -24,6 +24,26 @@ const sseEvent = (name: string, data: Record<string, unknown>) => `event: ${name
 /** A tool without parameters is called with `{}`, which Messages streams as empty input_json_delta fragments. */
 const withoutInput = (call: FakeCall): FakeCall => ({ ...call, arguments: "{}", fragments: ["", ""] });
 
+type Block = { type?: unknown; id?: unknown; tool_use_id?: unknown };
+
+/**
+ * Messages' rule for tools: every tool_use of an assistant turn is answered by a tool_result in the very next message
+ * (parallel calls: all results in that one user turn). Its refusal, as Messages words it, or undefined.
+ */
+function unansweredToolUse(messages: readonly FakeMessage[]): string | undefined {
+  const blocksOf = (m: FakeMessage | undefined): Block[] => (Array.isArray(m?.content) ? (m.content as Block[]) : []);
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== "assistant") continue;
+    const answered = new Set(blocksOf(messages[i + 1]).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id));
+    const missing = blocksOf(m).filter((b) => b.type === "tool_use" && !answered.has(b.id)).map((b) => String(b.id));
+    if (missing.length > 0 && i + 1 < messages.length) {
+      return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. ` +
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message.";
+    }
+  }
+  return undefined;
+}
+
 export class FakeAnthropic extends FakeServer {
   /**
    * Of each answer's prompt tokens, this many are reported as cache writes and reads, as Messages does: apart from
@@ -82,6 +102,8 @@ export class FakeAnthropic extends FakeServer {
       return sendJson(ctx.res, 400, this.errorBody(400, "messages: non-empty, user/assistant roles only"));
     }
     if (typeof body.max_tokens !== "number") return sendJson(ctx.res, 400, this.errorBody(400, "max_tokens: Field required"));
+    const unanswered = unansweredToolUse(messages);
+    if (unanswered !== undefined) return sendJson(ctx.res, 400, this.errorBody(400, unanswered));
     if (body.stream === true && this.overloadedStreams > 0) {
       this.overloadedStreams--;
       return writeSse(ctx, [
