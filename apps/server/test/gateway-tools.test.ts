@@ -146,6 +146,15 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     expect((h.fakes.textB.lastRequest()?.json as { messages: unknown[] }).messages).toHaveLength(1);
   });
 
+  it("textB: parallel_tool_calls false with tool_choice none sends Messages' none choice, which takes no other field", async () => {
+    const data = await h.client.chat.completions.create({
+      model: "textB-3-haiku", messages: [{ role: "user", content: "just talk" }], tools, tool_choice: "none", parallel_tool_calls: false, max_tokens: 20,
+    });
+    expect(data.choices[0]?.message.content).toBe("Echo: just talk");
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ tool_choice: { type: "none" } });
+    expect((h.fakes.textB.lastRequest()?.json as { tool_choice: object }).tool_choice).toEqual({ type: "none" });
+  });
+
   it("sends an Anthropic-protocol model the content parts as blocks in the client's order (text between images stays between them)", async () => {
     const content = [
       { type: "text", text: "Image 1:" },

@@ -130,7 +130,8 @@ function toToolChoice(choice: unknown, parallel: unknown): Record<string, unknow
     if (typeof name !== "string") throw invalidParameter("tool_choice", "must name a function");
     out = { type: "tool", name };
   }
-  if (parallel === false) out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
+  // Messages' "none" takes no other field (no call, so nothing to run in parallel)
+  if (parallel === false && out?.type !== "none") out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
   return out;
 }
 

@@ -10,6 +10,7 @@ interface MessagesBody {
   max_tokens?: unknown;
   stream?: unknown;
   tools?: Array<{ name?: unknown; input_schema?: { properties?: unknown } }>;
+  tool_choice?: { type?: unknown };
 }
 
 const STOP_REASONS = { stop: "end_turn", length: "max_tokens" } as const;
@@ -102,6 +103,10 @@ export class FakeAnthropic extends FakeServer {
       return sendJson(ctx.res, 400, this.errorBody(400, "messages: non-empty, user/assistant roles only"));
     }
     if (typeof body.max_tokens !== "number") return sendJson(ctx.res, 400, this.errorBody(400, "max_tokens: Field required"));
+    // Messages' {type: "none"} choice has no disable_parallel_tool_use (nor any other field)
+    const choice = body.tool_choice;
+    const extra = choice?.type === "none" ? Object.keys(choice).find((key) => key !== "type") : undefined;
+    if (extra !== undefined) return sendJson(ctx.res, 400, this.errorBody(400, `tool_choice.none.${extra}: Extra inputs are not permitted`));
     const unanswered = unansweredToolUse(messages);
     if (unanswered !== undefined) return sendJson(ctx.res, 400, this.errorBody(400, unanswered));
     if (body.stream === true && this.overloadedStreams > 0) {
@@ -116,7 +121,7 @@ export class FakeAnthropic extends FakeServer {
     const id = `msg_${randomUUID()}`;
     const model = String(body.model);
     const toolName = Array.isArray(body.tools) && typeof body.tools[0]?.name === "string" ? body.tools[0].name : undefined;
-    const call = fakeToolCall(messages, toolName, system);
+    const call = body.tool_choice?.type === "none" ? undefined : fakeToolCall(messages, toolName, system);
     if (call) return this.toolUse(ctx, body, { id, model, call: takesNoInput(body.tools?.[0]) ? withoutInput(call) : call });
     const stopReason = STOP_REASONS[reply.finishReason];
     if (body.stream !== true) {
