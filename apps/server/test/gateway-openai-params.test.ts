@@ -73,9 +73,12 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     }
   });
 
-  it("textB: fields that would change what the answer is (logprobs, JSON response formats) are 400 naming them, not ignored", async () => {
+  it("textB: fields that would change what the answer is (logprobs, JSON response formats, whitespace stops) are 400 naming them, not ignored", async () => {
     const model = "textB-3-haiku";
     const cases: Array<[Record<string, unknown>, string]> = [
+      // Messages refuses a stop sequence without a non-whitespace character (OpenAI clients often send "\n")
+      [{ stop: "\n" }, "stop"],
+      [{ stop: ["END", " \t"] }, "stop"],
       [{ logprobs: true }, "logprobs"],
       [{ logprobs: true, top_logprobs: 2 }, "logprobs"],
       [{ response_format: { type: "json_object" } }, "response_format"],

@@ -137,13 +137,19 @@ function toToolChoice(choice: unknown, parallel: unknown): Record<string, unknow
 
 /**
  * OpenAI fields Messages has no equivalent for and whose dropping would change what the answer is: the client would
- * read log probabilities that never come, or parse JSON it never asked the model for in words. Refused, naming the
- * field. Sampling hints without an equivalent (seed, presence/frequency penalties, logit_bias) are left out: the
- * answer is still the one asked for (docs/api.md).
+ * read log probabilities that never come, parse JSON it never asked the model for in words, or get text past its
+ * whitespace stop sequence. Refused, naming the field. Sampling hints without an equivalent (seed, presence/frequency
+ * penalties, logit_bias) are left out: the answer is still the one asked for (docs/api.md).
  */
 function refuseUnsupported(passthrough: Record<string, unknown> | undefined, model: string): void {
   if (passthrough?.logprobs === true) {
     throw invalidParameter("logprobs", `is not supported by model '${model}' (its protocol returns no log probabilities)`);
+  }
+  // Messages refuses a stop sequence of whitespace alone; dropping it would let the answer run past where it should stop
+  const stop = passthrough?.stop;
+  const stops: unknown[] = typeof stop === "string" ? [stop] : Array.isArray(stop) ? stop : [];
+  if (stops.some((s) => typeof s === "string" && s.trim() === "")) {
+    throw invalidParameter("stop", `sequences of whitespace alone are not supported by model '${model}' (each needs a non-whitespace character)`);
   }
   const format = (passthrough?.response_format as { type?: unknown } | null | undefined)?.type;
   if (format !== undefined && format !== "text") {

@@ -11,6 +11,7 @@ interface MessagesBody {
   stream?: unknown;
   tools?: Array<{ name?: unknown; input_schema?: { properties?: unknown } }>;
   tool_choice?: { type?: unknown };
+  stop_sequences?: unknown[];
 }
 
 const STOP_REASONS = { stop: "end_turn", length: "max_tokens" } as const;
@@ -103,6 +104,9 @@ export class FakeAnthropic extends FakeServer {
       return sendJson(ctx.res, 400, this.errorBody(400, "messages: non-empty, user/assistant roles only"));
     }
     if (typeof body.max_tokens !== "number") return sendJson(ctx.res, 400, this.errorBody(400, "max_tokens: Field required"));
+    if (Array.isArray(body.stop_sequences) && body.stop_sequences.some((stop) => typeof stop !== "string" || stop.trim() === "")) {
+      return sendJson(ctx.res, 400, this.errorBody(400, "stop_sequences: each stop sequence must contain non-whitespace"));
+    }
     // Messages' {type: "none"} choice has no disable_parallel_tool_use (nor any other field)
     const choice = body.tool_choice;
     const extra = choice?.type === "none" ? Object.keys(choice).find((key) => key !== "type") : undefined;
