@@ -1,5 +1,5 @@
 import { DEFAULT_PLANS } from "@gw/config";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { countTokens } from "@gw/providers";
 import { FAKE_IMAGE_TOKENS, fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { IdempotencyStore } from "../src/gateway/idempotency/idempotency-store";
@@ -387,6 +387,29 @@ describe("limits, idempotency and the usage API", () => {
     expect(other.status).toBe(409);
     expect(other.headers.get("x-should-retry")).toBe("false");
     expect(await readJson(other)).toEqual({ error: { message: "This Idempotency-Key was already used with a different request.", type: "invalid_request_error", code: "conflict" } });
+  });
+
+  it("a failed answer frees its Idempotency-Key before it is sent: a retry right after it runs, never a 409", async () => {
+    // A slow database: the key's release takes a while. The failure must not reach the client before it is done.
+    const abandon = IdempotencyStore.prototype.abandon;
+    const slowed = vi.spyOn(IdempotencyStore.prototype, "abandon").mockImplementation(async function (this: IdempotencyStore, id: string) {
+      await new Promise((r) => setTimeout(r, 300));
+      return abandon.call(this, id);
+    });
+    try {
+      const user = await fundedUser(server, 1);
+      const headers = { "idempotency-key": "retry-after-failure" };
+      const wrong = { model: "no-such-model", messages: [{ role: "user", content: "x" }] };
+      const failed = await postJson(server, "/api/v1/task", user.key, wrong, headers);
+      expect(failed.status).toBe(400);
+      const again = await postJson(server, "/api/v1/task", user.key, wrong, headers);
+      expect((await readJson(again)).error.code).toBe("unsupported_model");
+      // the corrected request is a new one, not "the same key with a different request"
+      const fixed = await postJson(server, "/api/v1/task", user.key, chat("fixed"), headers);
+      expect(fixed.status).toBe(200);
+    } finally {
+      slowed.mockRestore();
+    }
   });
 
   it("expired Idempotency-Key records are swept: a done one after its TTL, a pending one after the pending TTL", async () => {

@@ -62,17 +62,19 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
       return;
     }
     let settled = false;
-    const abandon = () => {
+    const abandon = async (): Promise<void> => {
       if (settled) return;
       settled = true;
-      store.abandon(id).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency abandon failed"));
+      await store.abandon(id).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency abandon failed"));
     };
     const send = res.json.bind(res);
-    // The answer is stored before it is sent, so a client retrying right after it arrives gets the replay.
+    // The answer is stored before it is sent, so a client retrying right after it arrives gets the replay; a failure
+    // frees the key before it is sent, so that retry runs again instead of meeting its own pending record (409).
     res.json = (body: unknown) => {
-      if (settled || res.statusCode < 200 || res.statusCode >= 300) {
-        abandon();
-        return send(body);
+      if (settled) return send(body);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        void abandon().finally(() => send(body));
+        return res;
       }
       settled = true;
       store.complete(id, { status: res.statusCode, body, headers: keptHeaders(res) })
@@ -80,7 +82,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger): RequestHan
         .finally(() => send(body));
       return res;
     };
-    res.once("close", abandon);
+    res.once("close", () => void abandon());
     next();
   };
 }
