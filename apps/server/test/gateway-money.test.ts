@@ -136,6 +136,33 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(8 + 2 * reply.completionTokens);
   });
 
+  it.each([false, true])("a cost above the hold is charged in full from the balance, also when the request outlasts the instance's idle reservation (stream %s)", async (stream) => {
+    const user = await fundedUser(server, 1);
+    // An image part: held at the least an image costs, reported by the upstream at FAKE_IMAGE_TOKENS.
+    const messages = [{ role: "user", content: [{ type: "text", text: "what is on this picture" }, { type: "image_url", image_url: { url: "https://example.com/cat.png" } }] }];
+    const held = countTokens("what is on this picture") + 4 + 3 + IMAGE_PART_TOKENS + 2 * 100;
+    const reply = fakeChatReply(messages, 100);
+    const cost = reply.promptTokens + 2 * reply.completionTokens;
+    expect(cost).toBeGreaterThan(held);
+    // A slow upstream; meanwhile the user looks idle and the instance gives its unused reserved credits back.
+    fakes.textA.failNext(1, { kind: "delay", ms: 1_000 });
+    const pending = postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
+    await new Promise((r) => setTimeout(r, 300));
+    server.clock.advance(5_000);
+    await server.app.context.ledger.flush();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const reported = stream ? JSON.parse(text.trim().split("\n\n").at(-2)?.slice(6) ?? "{}").usage.cost : Number(res.headers.get("x-request-cost"));
+    expect(reported).toBe(cost / 1e6);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(cost);
+    await server.app.context.ledger.flushCharges(user.userId);
+    const [settle] = await server.app.context.ledger.entries(user.userId, { kinds: ["settle"] });
+    expect(settle?.cost).toBe(cost);
+    expect(settle?.meta?.uncharged).toBeUndefined();
+    expect(await server.app.context.ledger.verify(user.userId)).toMatchObject({ ok: true });
+  });
+
   it("a client that disconnects mid-stream is charged only for what was produced", async () => {
     const user = await fundedUser(server, 1);
     fakes.textA.chunkDelayMs = 150;

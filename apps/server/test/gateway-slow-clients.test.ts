@@ -36,9 +36,13 @@ describe("streams to slow clients: the upstream is read no faster than the clien
     // what socket buffers hold on the way, not the whole flood (nor the 96 MiB the gateway would accept)
     expect(fakes.textA.flood.sentBytes).toBeLessThan(64 * MiB);
     await expect((async () => { for (;;) if ((await reader.read()).done) return; })()).rejects.toThrow();
-    const usage = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
-    const record = (await readJson(usage)).data[0];
-    expect(record).toMatchObject({ model: "textA-4", status: "partial" });
+    // The charge settles once the cut is noticed; a cost above what is reserved first tries a top-up (a write).
+    const record = await vi.waitFor(async () => {
+      const usage = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
+      const first = (await readJson(usage)).data[0];
+      expect(first).toMatchObject({ model: "textA-4", status: "partial" });
+      return first;
+    }, { timeout: 5_000, interval: 50 });
     expect(record.completion_tokens).toBeGreaterThan(0);
     expect(5_000_000 - (await balanceMicros(server, user.userId))).toBe(Math.round(record.cost * 1e6));
   });
@@ -56,8 +60,10 @@ describe("streams to slow clients: the upstream is read no faster than the clien
     abort.abort();
     await vi.waitFor(() => expect(fakes.textA.flood.closed).toBe(true), { timeout: 10_000, interval: 20 });
     expect(Date.now() - left).toBeLessThan(STALL_MS / 2);
-    const usage = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
-    expect((await readJson(usage)).data[0]).toMatchObject({ model: "textA-4", status: "partial" });
+    await vi.waitFor(async () => {
+      const usage = await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } });
+      expect((await readJson(usage)).data[0]).toMatchObject({ model: "textA-4", status: "partial" });
+    }, { timeout: 5_000, interval: 50 });
   });
 
   it("a client that reads slowly, pausing less than UPSTREAM_TIMEOUT_MS at a time, gets the whole stream", async () => {

@@ -152,6 +152,32 @@ describe("ledger", () => {
     expect((await ledger.verify("u")).ok).toBe(true);
   });
 
+  it("tops a cost above the hold up from the balance when the reservation was given back while the request ran", async () => {
+    const clock = new ManualClock();
+    const ledger = await instance(freshDb(), clock);
+    await ledger.credit("u", 3_000_000, { kind: "purchase", idempotencyKey: "c" });
+    await ledger.hold("u", 100, { holdId: "slow" });
+    // the user looks idle: the unused reservation goes back, only the hold stays reserved
+    clock.advance(5_000);
+    await ledger.flush();
+    expect(ledger.chargeable("u", "slow", 5_000)).toBe(100);
+    expect(await ledger.settle("u", "slow", 5_000, { model: "m" })).toBe(5_000);
+    expect(await ledger.balance("u")).toBe(3_000_000 - 5_000);
+    // more than the balance has: what it has, the rest recorded as uncharged
+    await ledger.hold("u", 100, { holdId: "huge" });
+    clock.advance(5_000);
+    await ledger.flush();
+    await ledger.cover("u", "huge", 4_000_000);
+    expect(ledger.chargeable("u", "huge", 4_000_000)).toBe(2_995_000);
+    expect(await ledger.settle("u", "huge", 4_000_000, { model: "m" })).toBe(2_995_000);
+    expect(await ledger.balance("u")).toBe(0);
+    await ledger.flush();
+    const entries = await ledger.entries("u");
+    expect(entries.reduce((s, e) => s + e.amount, 0)).toBe(0);
+    expect(entries.filter((e) => e.kind === "settle").map((e) => [e.cost, e.meta?.uncharged])).toEqual([[2_995_000, 1_005_000], [5_000, undefined]]);
+    expect((await ledger.verify("u")).ok).toBe(true);
+  });
+
   it("refuses a hold the balance does not cover", async () => {
     const ledger = await instance(freshDb());
     await ledger.credit("u", 99, { kind: "purchase", idempotencyKey: "c" });

@@ -147,7 +147,15 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     async settle(userId, holdId, cost, meta) {
       assertAmount(cost, "cost");
+      await ledger.cover(userId, holdId, cost);
       return book.close(userId, holdId, cost, meta);
+    },
+
+    async cover(userId, holdId, cost) {
+      assertAmount(cost, "cost");
+      // Awaited only when a top-up is needed: a caller that quoted `chargeable` then settles with nothing awaited in
+      // between is charged what it quoted. Best effort: a top-up that fails leaves the hold as it was.
+      if (book.chargeable(userId, holdId, cost) < cost) await book.cover(userId, holdId, cost).catch(() => undefined);
     },
 
     chargeable: (userId, holdId, cost) => book.chargeable(userId, holdId, cost),

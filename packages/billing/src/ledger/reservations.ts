@@ -216,6 +216,32 @@ export class ReservationBook {
     return charged;
   }
 
+  /**
+   * Grows an open hold to `cost` when the upstream used more than the worst case held and the rest of this
+   * instance's reservation does not cover the difference: the reservation of a user who looked idle while a slow
+   * request ran has been given back meanwhile. The difference is held like a request of its own (a top-up from the
+   * stored balance) and added to the hold; when the balance has less, what it has. Refused: the hold stays as it was.
+   */
+  async cover(userId: string, holdId: string, cost: number): Promise<void> {
+    const held = this.users.get(userId)?.inFlight.get(holdId);
+    if (held === undefined || cost <= held + this.unused(userId)) return;
+    const extraId = `${holdId}:cover`;
+    const wanted = cost - held;
+    let outcome = await this.hold(userId, extraId, wanted);
+    if (!outcome.ok && outcome.balance !== undefined && outcome.balance > 0 && outcome.balance < wanted) {
+      outcome = await this.hold(userId, extraId, outcome.balance);
+    }
+    if (!outcome.ok) return;
+    // The user has a hold in flight, so its state was not forgotten meanwhile.
+    const r = this.users.get(userId);
+    const extra = r?.inFlight.get(extraId);
+    if (!r || extra === undefined) return;
+    r.inFlight.delete(extraId);
+    const current = r.inFlight.get(holdId);
+    if (current === undefined) r.inFlightTotal -= extra; // closed meanwhile: the extra goes back to the reservation
+    else r.inFlight.set(holdId, current + extra);
+  }
+
   /** What `close(userId, holdId, cost)` would charge now (0 for an unknown or closed hold). */
   chargeable(userId: string, holdId: string, cost: number): number {
     const r = this.users.get(userId);

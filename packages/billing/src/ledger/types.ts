@@ -50,11 +50,16 @@ export interface Ledger {
   hold(userId: string, amount: number, opts: { holdId: string; meta?: Record<string, unknown> }): Promise<HoldResult>;
   /**
    * Closes a hold charging `cost`; exactly one settle/release per hold. Returns what was charged: a cost above the
-   * hold is drawn from the rest of the user's credits this instance has reserved, never taking the balance below
-   * zero. The `settle` entry is written within the flush interval, carrying `meta` (the gateway's usage record, plus
+   * hold is drawn from the rest of the user's credits this instance has reserved, topped up from the balance when
+   * that is not enough (see `cover`), never taking the balance below zero. The `settle` entry is written within the flush interval, carrying `meta` (the gateway's usage record, plus
    * `uncharged` when part of the cost was not covered); without `meta`, a cost of 0 writes nothing.
    */
   settle(userId: string, holdId: string, cost: number, meta?: Record<string, unknown>): Promise<number>;
+  /**
+   * Grows an open hold to `cost` as far as the user's credits go (a top-up from the balance when this instance's
+   * reservation falls short), for a caller that reports `chargeable` before settling; `settle` does it itself.
+   */
+  cover(userId: string, holdId: string, cost: number): Promise<void>;
   /** what `settle` would charge now for `cost` (synchronous, so a caller can report it before settling) */
   chargeable(userId: string, holdId: string, cost: number): number;
   /** closes a hold charging nothing */

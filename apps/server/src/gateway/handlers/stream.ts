@@ -162,7 +162,9 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   start();
   // The usage chunk reports the charge: settled last, for the quoted cost (the writes below are synchronous, so the
   // quote still holds at the settle). Output bytes are those of the text produced, as for a non-streamed answer.
-  const cost = hold.quote(textCost(call.model, final.usage));
+  const used = textCost(call.model, final.usage);
+  await hold.cover(used);
+  const cost = hold.quote(used);
   try {
     sse.chunk({}, final.finishReason);
     if (format.includeUsage) sse.usage(final.usage, cost);

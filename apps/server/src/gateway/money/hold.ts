@@ -39,6 +39,14 @@ export class CreditHold {
     return this.ledger.settle(this.userId, this.holdId, wholeMicros(cost), usage);
   }
 
+  /**
+   * Makes sure `settle(cost)` can charge the real cost above the hold, as far as the user's credits go; a caller that
+   * reports `quote(cost)` before settling calls it first.
+   */
+  async cover(cost: number): Promise<void> {
+    if (!this.closed) await this.ledger.cover(this.userId, this.holdId, wholeMicros(cost));
+  }
+
   /** What `settle(cost)` would charge now; nothing in between may await for the two to agree. */
   quote(cost: number): number {
     return this.closed ? 0 : this.ledger.chargeable(this.userId, this.holdId, wholeMicros(cost));
