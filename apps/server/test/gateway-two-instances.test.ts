@@ -42,8 +42,8 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect((await b.app.context.ledger.verify(user.userId)).ok).toBe(true);
   });
 
-  it("a balance below one reservation chunk serves requests alternating between the instances (the one that served last gives the rest back)", async () => {
-    const user = await fundedUser(a, 0.5);
+  it.each([0.5, 1])("a balance of $%s, up to one reservation chunk, serves requests alternating between the instances (the one that served last gives the rest back)", async (dollars) => {
+    const user = await fundedUser(a, dollars);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const res = await postJson(i % 2 ? b : a, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
@@ -53,7 +53,7 @@ describe("two gateway instances sharing one database and one Redis", () => {
     }
     expect(statuses).toEqual([200, 200, 200, 200]);
     // four answers of 1 prompt word and 2 reply words at the fake: 1 + 2 * 2 micro-dollars each
-    expect(await balanceMicros(b, user.userId)).toBe(500_000 - 4 * 5);
+    expect(await balanceMicros(b, user.userId)).toBe(dollars * 1_000_000 - 4 * 5);
   });
 
   it("one requests-per-minute limit across both instances", async () => {

@@ -39,7 +39,8 @@ interface UserReservation {
   /** the flush writing this user's entries right now, if any */
   flushing?: Promise<void>;
   /**
-   * The last top-up took what the balance had, less than a whole chunk: the rest of the user's credits is all here,
+   * The last top-up took what the balance had (less than a whole chunk, or a whole chunk that left less stored than
+   * the request it was for): the rest of the user's credits is all here,
    * and another instance serving the same user would refuse its requests while this one keeps it. Unused credits then
    * go back at every flush, not only once the user is idle.
    */
@@ -348,7 +349,9 @@ export class ReservationBook {
         r.reserved += amount;
         // a balance read that saw the entry land but not this (a microtask apart) must not count as consistent
         r.version += 1;
-        r.scarce = amount < chunk;
+        // Scarce also when a whole chunk took (nearly) all there was: what is left stored would not serve this
+        // request on another instance either.
+        r.scarce = amount < chunk || outcome.balance < need;
         if (!r.scarce) r.aheadRefused = false;
         return { ok: true };
       }
