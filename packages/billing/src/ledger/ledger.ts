@@ -108,6 +108,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     return released;
   }
 
+  /** Best effort: a top-up that fails leaves the hold as it was (the settle then records what it could not charge). */
+  const coverShortfall = (userId: string, holdId: string, cost: number): Promise<void> =>
+    book.cover(userId, holdId, cost).catch(() => undefined);
+
   const ledger: Ledger = {
     async balance(userId) {
       // The stored balance and this instance's reservation must be read at one point of the chain: a top-up or
@@ -147,15 +151,15 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     async settle(userId, holdId, cost, meta) {
       assertAmount(cost, "cost");
-      await ledger.cover(userId, holdId, cost);
+      if (book.chargeable(userId, holdId, cost) < cost) await coverShortfall(userId, holdId, cost);
       return book.close(userId, holdId, cost, meta);
     },
 
     async cover(userId, holdId, cost) {
       assertAmount(cost, "cost");
       // Awaited only when a top-up is needed: a caller that quoted `chargeable` then settles with nothing awaited in
-      // between is charged what it quoted. Best effort: a top-up that fails leaves the hold as it was.
-      if (book.chargeable(userId, holdId, cost) < cost) await book.cover(userId, holdId, cost).catch(() => undefined);
+      // between is charged what it quoted.
+      if (book.chargeable(userId, holdId, cost) < cost) await coverShortfall(userId, holdId, cost);
     },
 
     chargeable: (userId, holdId, cost) => book.chargeable(userId, holdId, cost),
