@@ -107,6 +107,17 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     expect(same.status).toBe(200);
   });
 
+  it("the gateway's cookie path (the dashboard playground) refuses a foreign Origin with 403 csrf_rejected too", async () => {
+    const { cookie } = await freshLogin();
+    const body = { model: "no-such-model", prompt: "hi" };
+    const foreign = await call(server, "POST", "/api/v1/task", { cookie, body, headers: { origin: "https://evil.example" } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error).toMatchObject({ code: "csrf_rejected", type: "permission_error" });
+    const same = await call(server, "POST", "/api/v1/task", { cookie, body, headers: { origin: new URL(server.config.publicUrl).origin } });
+    expect(same.status).toBe(400);
+    expect(same.body.error.code).toBe("unsupported_model");
+  });
+
   it("password reset: always 200, link mailed only to real accounts, confirm revokes every session", async () => {
     const { email, cookie } = await freshLogin();
     const unknown = await call(server, "POST", "/api/auth/password-reset", { body: { email: uniqueEmail("ghost") } });
