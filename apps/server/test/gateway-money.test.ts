@@ -329,6 +329,23 @@ describe("limits, idempotency and the usage API", () => {
     expect(body.error.message).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
   });
 
+  it("a caller refused for its key (401) is told a new account's allowance, nothing counted, on every task endpoint", async () => {
+    const paths: Array<[string, string]> = [["POST", "/v1/chat/completions"], ["POST", "/api/v1/task"], ["POST", "/api/v1/imageB.1"], ["GET", "/v1/models"]];
+    for (const [method, path] of paths) {
+      for (const authorization of [undefined, "Bearer sk-not-a-real-key-0000000000000000", "Basic abc"]) {
+        const res = await fetch(`${server.url}${path}`, {
+          method, headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+          body: method === "POST" ? JSON.stringify(chat("x")) : undefined,
+        });
+        expect(res.status).toBe(401);
+        expect((await readJson(res)).error.code).toBe("invalid_api_key");
+        expect(res.headers.get("x-ratelimit-limit")).toBe("5");
+        expect(res.headers.get("x-ratelimit-remaining")).toBe("5");
+        expect(Number(res.headers.get("x-ratelimit-reset"))).toBeGreaterThan(server.clock.now() / 1000);
+      }
+    }
+  });
+
   it("a plan change within the minute keeps the requests already made", async () => {
     const user = await fundedUser(server, 1);
     const models = () => fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });

@@ -1,4 +1,5 @@
 import { Router, type Express, type RequestHandler } from "express";
+import { freePlan } from "@gw/billing/catalog";
 import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
@@ -51,7 +52,10 @@ export async function mountGateway(
   ctx.onShutdown(stopSweeping);
 
   const auth = authenticate(ctx);
-  const limited: RequestHandler[] = [auth, enforceLimits(ctx, limits)];
+  // CONTRACT 7: X-RateLimit-* on every answer of the task endpoints, a refused key's included
+  const newAccountPlan = freePlan(ctx.config);
+  const limitedAuth = authenticate(ctx, { onRefused: (res) => res.set(limits.unidentifiedHeaders(newAccountPlan)) });
+  const limited: RequestHandler[] = [limitedAuth, enforceLimits(ctx, limits)];
   const json = jsonBody(ctx.config.jsonBodyLimitBytes);
   const once = idempotency(idempotencyStore, ctx.logger);
 

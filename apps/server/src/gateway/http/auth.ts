@@ -32,23 +32,28 @@ async function fromSession(ctx: AppContext, req: Request): Promise<Principal> {
  * `Authorization: Bearer <key>` through the cached key verifier; without that header, the dashboard's session
  * cookie (the playground calls the gateway with it).
  */
-export function authenticate(ctx: AppContext): RequestHandler {
+export function authenticate(ctx: AppContext, opts: { onRefused?: (res: Response) => void } = {}): RequestHandler {
   return async (req, res, next) => {
-    const header = req.get("authorization");
-    let principal: Principal;
-    if (header !== undefined) {
-      const raw = BEARER.exec(header)?.[1];
-      if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
-      const verified = await ctx.apiKeys.verify(raw);
-      if (!verified) throw invalidKey("Invalid API key: the key is unknown or revoked.");
-      principal = verified;
-      if (principal.keyId) ctx.apiKeys.recordUse(principal.keyId);
-    } else if (req.headers.cookie) {
-      principal = await fromSession(ctx, req);
-    } else {
-      throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+    try {
+      res.locals.principal = await principalFrom(ctx, req);
+    } catch (err) {
+      opts.onRefused?.(res);
+      throw err;
     }
-    res.locals.principal = principal;
     next();
   };
+}
+
+async function principalFrom(ctx: AppContext, req: Request): Promise<Principal> {
+  const header = req.get("authorization");
+  if (header === undefined) {
+    if (req.headers.cookie) return fromSession(ctx, req);
+    throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+  }
+  const raw = BEARER.exec(header)?.[1];
+  if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
+  const verified = await ctx.apiKeys.verify(raw);
+  if (!verified) throw invalidKey("Invalid API key: the key is unknown or revoked.");
+  if (verified.keyId) ctx.apiKeys.recordUse(verified.keyId);
+  return verified;
 }

@@ -49,6 +49,18 @@ export class RequestLimits {
     });
   }
 
+  /**
+   * The headers for a caller refused before it is known (no valid key): limits are per account and nothing was
+   * counted, so it is told a new account's allowance (`plan`, the free plan), all of it remaining.
+   */
+  unidentifiedHeaders(plan: PlanDefinition): Record<string, string> {
+    return {
+      "X-RateLimit-Limit": String(plan.requestsPerMinute),
+      "X-RateLimit-Remaining": String(plan.requestsPerMinute),
+      "X-RateLimit-Reset": String(Math.ceil((this.opts.now() + WINDOW_SECONDS * 1000) / 1000)),
+    };
+  }
+
   /** Counts the request and takes a concurrency slot; throws 429 (with headers) when either limit is reached. */
   async admit(userId: string, plan: PlanDefinition): Promise<LimitDecision> {
     const counted = await this.rpm.consume(userId, 1);
