@@ -20,6 +20,25 @@ function lowBitrateMp3(seconds: number): Buffer {
   return Buffer.concat(Array<Buffer>(Math.ceil(seconds / 0.072)).fill(frame));
 }
 
+/** A silent 16-bit mono PCM WAV of `seconds` at 16 kHz (32,000 bytes per second), its header declaring its length. */
+function pcmWav(seconds: number): Buffer {
+  const data = Buffer.alloc(seconds * 32_000);
+  const header = Buffer.alloc(44);
+  header.write("RIFF", 0, "latin1");
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write("WAVEfmt ", 8, "latin1");
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write("data", 36, "latin1");
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
 describe("task and image endpoints: every modality, exact charges", () => {
   let fakes: FakeUpstreams;
   let server: TestServer;
@@ -231,6 +250,21 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.headers.get("x-request-cost")).toBe("0.000800");
     const listed = await readJson(await fetch(`${server.url}/v1/models/speechvendor-sts`, { headers: authHeaders(user.key, false) }));
     expect(listed.pricing).toEqual({ per_minute: 0.006 });
+  });
+
+  it("speech: the duration is read from the file itself, whatever type the client declared for it", async () => {
+    // A 5 s WAV labelled audio/mpeg (or MP4): its own header says 5 s. Trusting the label made the container unreadable,
+    // so STS billed a size estimate (160 KB at 2,000 bytes per second: 81 s) and STT the end of the last word (2 s).
+    const wav = pcmWav(5);
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { language_code: "en", text: "Yes.", words: [{ text: "Yes.", start: 0.5, end: 1.2, type: "word" }] } });
+    const stt = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, wav, "audio/mpeg") }));
+    expect(stt.res.status).toBe(200);
+    expect(stt.body.duration_seconds).toBe(5);
+    expect(stt.cost).toBe(5 * 100);
+    const sts = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-sts", voice: "Adam" }, wav, "audio/mp4") }));
+    expect(sts.res.status).toBe(200);
+    expect(sts.cost).toBe(5 * 100);
+    expect(sts.res.headers.get("x-request-cost")).toBe("0.000500");
   });
 
   it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {

@@ -6,17 +6,25 @@ import { AUDIO_BYTES_PER_SECOND_FLOOR } from "./pricing";
 
 let parser: Promise<typeof ParseBuffer> | undefined;
 
-/** Seconds of audio the container declares, or undefined when it cannot tell (unknown format, no header, garbage). */
-export async function declaredAudioSeconds(data: Buffer, contentType?: string): Promise<number | undefined> {
+async function parsedSeconds(data: Buffer, mimeType: string | undefined): Promise<number | undefined> {
   parser ??= import("music-metadata").then((m) => m.parseBuffer);
   try {
     const parseBuffer = await parser;
-    const { format } = await parseBuffer(data, { mimeType: contentType, size: data.length }, { skipCovers: true });
+    const { format } = await parseBuffer(data, { mimeType, size: data.length }, { skipCovers: true });
     const seconds = format.duration;
     return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Seconds of audio the container declares, or undefined when it cannot tell (unknown format, no header, garbage).
+ * The file's own bytes pick the parser: a type the client declared is only a fallback, since music-metadata
+ * follows a given type blindly, and a mislabelled upload (a WAV sent as audio/mpeg) would read as unknown length.
+ */
+export async function declaredAudioSeconds(data: Buffer, contentType?: string): Promise<number | undefined> {
+  return (await parsedSeconds(data, undefined)) ?? (contentType ? parsedSeconds(data, contentType) : undefined);
 }
 
 /**
