@@ -267,6 +267,17 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(sts.res.headers.get("x-request-cost")).toBe("0.000500");
   });
 
+  it("speech-to-text: a transcript running past the length the header declares is billed to its last word", async () => {
+    // 5 s of audio whose header claims 1 s (a truncated or forged size): the words prove at least 4.6 s were transcribed.
+    const wav = pcmWav(5);
+    wav.writeUInt32LE(32_000, 40);
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { language_code: "en", text: "one two", words: [{ text: "one", start: 0.2, end: 0.6, type: "word" }, { text: "two", start: 4.1, end: 4.6, type: "word" }] } });
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, wav) }));
+    expect(res.status).toBe(200);
+    expect(body.duration_seconds).toBe(4.6);
+    expect(cost).toBe(5 * 100);
+  });
+
   it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {
     const post = (fields: Record<string, string>) => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm(fields) });
     const text = await charged(() => post({ model: "textC-8x7b", messages: JSON.stringify([{ role: "user", content: "hi there" }]), max_tokens: "20", temperature: "0.5", stream: "false" }));

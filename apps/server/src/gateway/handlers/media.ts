@@ -74,8 +74,8 @@ export async function runSpeechToSpeech(
 /**
  * Speech-to-text: held like speech-to-speech, settled to the audio's duration (CONTRACT 6 bills started seconds of
  * audio): the one upstream reports, else the one the container declares, else where the last timed word ends (a lower
- * bound: speech may stop before the audio does, so it is used only for audio whose length cannot be read), else the
- * minimum second. The duration billed is the one returned.
+ * bound: speech may stop before the audio does, so it counts only for audio whose length cannot be read, or whose
+ * header declares less than was transcribed), else the minimum second. The duration billed is the one returned.
  */
 export async function runSpeechToText(
   deps: GatewayDeps,
@@ -87,7 +87,9 @@ export async function runSpeechToText(
   let seconds = 0;
   const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
     const reported = r.durationSeconds !== undefined && r.durationSeconds > 0 ? r.durationSeconds : undefined;
-    seconds = reported ?? declared ?? r.lastWordEndSeconds ?? 0;
+    // A transcript that runs past the declared length proves the header short (truncated or forged): bill what was heard.
+    const heard = declared !== undefined && r.lastWordEndSeconds !== undefined ? Math.max(declared, r.lastWordEndSeconds) : declared ?? r.lastWordEndSeconds;
+    seconds = reported ?? heard ?? 0;
     return audioCost(call.model, seconds);
   }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
   return { transcription: { ...result, durationSeconds: seconds }, cost };
