@@ -55,7 +55,10 @@ export function normalizeFolded(foldedText: string): string {
   const folded = foldedText.toLowerCase();
   // Leetspeak only inside words (so "4:3" or "1024" stay numbers for the pattern checks elsewhere).
   // Digits count as letters when touching one; "@" and "$" only before a letter ("$ex"), so "nude!" stays "nude".
-  const unleet = folded.replace(/(?<=\p{L})[013457]+|[013457@$]+(?=\p{L})/gu, (m) => [...m].map((c) => LEET[c] ?? c).join(""));
+  // "!" reads "i" only between two letters ("d!sney"), so "wow!" and "wow!great" keep their clause mark.
+  const unleet = folded
+    .replace(/(?<=\p{L})[013457]+|[013457@$]+(?=\p{L})/gu, (m) => [...m].map((c) => LEET[c] ?? c).join(""))
+    .replace(/(?<=\p{L})!(?=\p{L})/gu, "i");
   // "n.u.d.e", "n-u-d-e", "n*u*d*e" -> "nude" (punctuation between single letters), before separators become spaces.
   const joined = unleet.replace(/(?<![\p{L}\p{N}])\p{L}(?:[.\-_*+~|/]+\p{L}(?![\p{L}\p{N}])){2,}/gu, (m) => m.replace(/[^\p{L}]/gu, ""));
   // Clause punctuation becomes a boundary no phrase or rule matches across: "cinematic shot, a young man" is not

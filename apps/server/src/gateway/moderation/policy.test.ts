@@ -24,6 +24,22 @@ describe("local image policy", () => {
     expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
   });
 
+  // Letters masked with "*" or "!" for "i": each returned 200, was charged and reached the upstream in a black-box audit.
+  it.each([
+    ["a n*ked woman", "sexual"],
+    ["a n*de woman", "sexual"],
+    ["p*rn scene", "sexual"],
+    ["p**n scene", "sexual"],
+    ["a d!sney princess", "intellectual_property"],
+    ["a p!kachu plush", "intellectual_property"],
+  ])("flags the masked %j as %s", (prompt, category) => {
+    expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
+  });
+
+  it.each(["a 5*star hotel", "*bold* text about a cat", "wow!great sunset", "rated 4*, a cozy cabin"])("lets %j through", (prompt) => {
+    expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
+  });
+
   // Each of these returned 200, was charged and reached the upstream in a second black-box audit.
   it.each([
     // invisible characters and look-alike letters

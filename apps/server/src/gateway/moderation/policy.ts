@@ -40,12 +40,28 @@ const CATEGORY_CHECKS = (Object.keys(TERMS) as ModerationCategory[]).map((catego
   };
 });
 
+/** Every listed single-word term, to read a word with letters masked by "*" ("n*ked", "p**n") as the term it hides. */
+const TERM_WORDS = [...new Set(Object.values(TERMS).flat().map((t) => normalizeText(t)).filter((t) => /^[a-z0-9]+$/.test(t)))];
+
+/** A word of letters in which "*" stands for letters, at least two letters and one "*" after a letter. */
+const MASKED_WORD = /(?<![\p{L}\p{N}*])(?=[\p{L}*]*\p{L}\*)(?=(?:\**\p{L}){2})[\p{L}*]{3,40}(?![\p{L}\p{N}*])/gu;
+
+/** Each masked word replaced by the listed term it matches letter for letter (one letter per "*"), if any. */
+function unmask(folded: string): string {
+  if (!folded.includes("*")) return folded;
+  return folded.replace(MASKED_WORD, (word) => {
+    const lower = word.toLowerCase();
+    const hidden = TERM_WORDS.find((t) => t.length === lower.length && [...lower].every((c, i) => c === "*" || c === t[i]));
+    return hidden ?? word;
+  });
+}
+
 /** The fast local policy: microseconds per prompt, no network. */
 export function checkLocalPolicy(...texts: Array<string | undefined | null>): ModerationVerdict {
   for (const raw of texts) {
     if (!raw) continue;
     const folded = foldText(raw);
-    const normalized = normalizeFolded(folded).replace(HARMLESS, " |");
+    const normalized = normalizeFolded(unmask(folded)).replace(HARMLESS, " |");
     for (const { category, terms, rules } of CATEGORY_CHECKS) {
       const m = terms.exec(normalized);
       if (m) return { flagged: true, category, match: m[1] };
