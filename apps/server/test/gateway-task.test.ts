@@ -406,6 +406,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
       ["/api/v1/task", { model: "textA-4", messages: [{ role: "user", content: "x\u0000" }] }, "invalid_parameter", /content/],
       ["/api/v1/task", { model: "imageB-1-dev" }, "missing_required_parameter", /'prompt'/],
       ["/api/v1/task", { model: "speechvendor-tts", text: "hello" }, "missing_required_parameter", /'voice'/],
+      ["/api/v1/task", { model: "speechvendor-stt", audio: "UklGRg==" }, "missing_required_parameter", /'audio' \(send it as a file part of a multipart\/form-data request\)/],
       ["/api/v1/imageA/generate", { prompt: "cat", num_outputs: 5 }, "invalid_parameter", /'num_outputs'/],
       ["/api/v1/imageB.1", { prompt: "cat", steps: 51 }, "invalid_parameter", /'steps'/],
       ["/api/v1/imageB.1", { prompt: "cat", aspect_ratio: "wide" }, "invalid_parameter", /'aspect_ratio'/],

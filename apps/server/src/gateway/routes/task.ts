@@ -31,7 +31,13 @@ const AUDIO_TYPE = /^(?:audio\/|video\/|application\/(?:octet-stream|ogg|mp4)(?:
 
 function uploadedAudio(req: Request): UploadedAudio {
   const file = req.file;
-  if (!file || file.size === 0) throw missingParameter("audio");
+  if (!file || file.size === 0) {
+    // audio comes only as a file part: a JSON body (base64 or a URL in `audio`) is told how to send it
+    if (!req.is("multipart/form-data")) {
+      throw new AppError("missing_required_parameter", "Missing required parameter: 'audio' (send it as a file part of a multipart/form-data request).");
+    }
+    throw missingParameter("audio");
+  }
   if (!AUDIO_TYPE.test(file.mimetype.trim())) {
     throw invalidParameter("audio", `must be an audio or video file, not ${JSON.stringify(file.mimetype.slice(0, 100))}`);
   }
