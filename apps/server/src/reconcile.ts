@@ -18,7 +18,8 @@ async function reconcile(): Promise<number> {
     embedded = await startFerretdb({ dir: path.join(config.dataDir, "ferretdb"), binary: config.ferretdbBin });
     uri = embedded.uri;
   }
-  const db = await connectDatabase(uri);
+  // an operator's one-off scan of every chain: it may take its time on a large embedded database
+  const db = await connectDatabase(uri, { socketTimeoutMS: 0 });
   const ledger = await createLedger(db, systemClock, { holdTtlSeconds: config.holdTtlSeconds, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
   try {
     const releasedHolds = await ledger.releaseExpiredHolds();

@@ -76,4 +76,46 @@ describe("the database unreachable for a while", () => {
     expect(await charges()).toBe(2);
     expect((await ledger.verify(user.id)).problems).toEqual([]);
   }, 60_000);
+
+  it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), and serves again once it resumes", async () => {
+    const user = await verifiedUser(server);
+    const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "hang" } });
+    const key = created.body.key as string;
+    await ledger.credit(user.id, 1_000_000, { kind: "adjustment", idempotencyKey: newId("outage") });
+    const chat = () => fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "hello" }], max_tokens: 20 }),
+    });
+    expect((await chat()).status).toBe(200);
+    // Idle until the reservation went back, so that the next request needs the database (key lookup, hold).
+    const deadline = Date.now() + 20_000;
+    while ((await ledger.entries(user.id, { kinds: ["release"] })).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect((await ledger.entries(user.id, { kinds: ["release"] })).length).toBe(1);
+
+    const pid = mongo.pid;
+    if (pid === undefined) throw new Error("FerretDB has no pid");
+    process.kill(pid, "SIGSTOP");
+    try {
+      const started = Date.now();
+      const [gateway, rest] = await Promise.all([chat(), call(server, "GET", "/api/keys", { cookie: user.cookie })]);
+      // The driver's defaults waited 30 s for a connection handshake and longer for an answer.
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(gateway.status).toBe(503);
+      expect(await gateway.json()).toMatchObject({ error: { code: "service_unavailable" } });
+      expect(rest.status).toBe(503);
+      expect(rest.body).toMatchObject({ status: "error", error_code: "service_unavailable" });
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+
+    const back = Date.now() + 30_000;
+    let status = 0;
+    while (status !== 200 && Date.now() < back) {
+      status = (await chat()).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(200);
+    expect((await ledger.verify(user.id)).problems).toEqual([]);
+  }, 120_000);
 });

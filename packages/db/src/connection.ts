@@ -16,9 +16,14 @@ export interface Database {
  * Opens a dedicated connection (not the mongoose default), so several app instances can live in one
  * process (tests) and each database name is isolated.
  */
-export async function connectDatabase(uri: string, options: { serverSelectionTimeoutMS?: number } = {}): Promise<Database> {
+export async function connectDatabase(uri: string, options: { serverSelectionTimeoutMS?: number; socketTimeoutMS?: number } = {}): Promise<Database> {
   const connection = mongoose.createConnection(uri, {
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 5_000,
+    // A database that accepts connections but answers nothing (paused, overloaded, cut off without a reset) fails an
+    // operation after 5 s of silence, so a request gets its 503 in seconds: the driver's defaults (30 s handshake,
+    // no socket timeout) held it for 30-45 s, until the server monitor gave up.
+    socketTimeoutMS: options.socketTimeoutMS ?? 5_000,
+    connectTimeoutMS: 5_000,
     maxPoolSize: 50,
     autoIndex: true,
   });
