@@ -65,3 +65,19 @@ describe("loadConfig: image endpoint A versions (SPEC 4.2 `model`)", () => {
     expect(load({}, { versions: { "5": "gpt-4o" } })).toThrow(/versions are read only for the imageA model[^]*models\[0\]\.versions/);
   });
 });
+
+describe("loadConfig: TRUST_PROXY (Express `trust proxy`)", () => {
+  it("takes true, false, a hop count, and a list of addresses, subnets and Express's names", () => {
+    expect(loadConfig({ ...base(), TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(loadConfig({ ...base(), TRUST_PROXY: "false" }).trustProxy).toBe(false);
+    expect(loadConfig({ ...base(), TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    const list = "loopback, 10.0.0.0/8, 192.168.1.0/255.255.255.0, 203.0.113.7, fd00::/8, ::1";
+    expect(loadConfig({ ...base(), TRUST_PROXY: list }).trustProxy).toBe(list);
+  });
+
+  it("refuses anything else at start, naming the variable (not Express's bare `invalid IP address`)", () => {
+    for (const bad of ["maybe", "10.0.0.1,", "10.0.0.0/33", "300.1.1.1", "yes"]) {
+      expect(() => loadConfig({ ...base(), TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isIP, isIPv4 } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 import {
@@ -100,10 +101,29 @@ const fileSchema = z.object({
 
 export class ConfigError extends Error {}
 
+/** The names Express's `trust proxy` (proxy-addr) accepts in place of addresses. */
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** One entry of a `trust proxy` list: a name, an address, or a subnet (`ip/bits` or IPv4 `ip/netmask`). */
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = "", range, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d+$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIPv4(range);
+}
+
 function parseTrustProxy(raw: string | undefined): boolean | number | string {
   if (raw === undefined || raw === "" || raw === "false") return false;
   if (raw === "true") return true;
   if (/^\d+$/.test(raw)) return Number(raw);
+  // Checked here so that a bad list stops the start naming the variable, rather than Express's bare
+  // "invalid IP address" when the app is built.
+  if (!raw.split(",").every((entry) => isProxyEntry(entry.trim()))) {
+    throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a comma-separated list of proxy addresses, subnets (ip/bits) or loopback, linklocal, uniquelocal; got "${raw}"`);
+  }
   return raw;
 }
 
