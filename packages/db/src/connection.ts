@@ -20,9 +20,10 @@ export async function connectDatabase(uri: string, options: { serverSelectionTim
   const connection = mongoose.createConnection(uri, {
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 5_000,
     // A database that accepts connections but answers nothing (paused, overloaded, cut off without a reset) fails an
-    // operation after 5 s of silence, so a request gets its 503 in seconds: the driver's defaults (30 s handshake,
-    // no socket timeout) held it for 30-45 s, until the server monitor gave up.
-    socketTimeoutMS: options.socketTimeoutMS ?? 5_000,
+    // operation after 10 s of silence, so a request gets its 503 in seconds: the driver's defaults (30 s handshake,
+    // no socket timeout) held it for 30-45 s, until the server monitor gave up. Not shorter: a healthy but busy
+    // embedded database (a batch insert behind a slow disk sync) must not have its writes cut off.
+    socketTimeoutMS: options.socketTimeoutMS ?? 10_000,
     connectTimeoutMS: 5_000,
     maxPoolSize: 50,
     autoIndex: true,
