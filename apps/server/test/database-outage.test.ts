@@ -41,9 +41,10 @@ describe("the database unreachable for a while", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("answers 503 service_unavailable (nested on the gateway, status form on REST) and serves again once it is back", async () => {
+  /** A verified user with credits and a key, and a chat request made with that key. */
+  async function fundedUserWithChat(keyName: string) {
     const user = await verifiedUser(server);
-    const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "outage" } });
+    const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: keyName } });
     const key = created.body.key as string;
     await ledger.credit(user.id, 1_000_000, { kind: "adjustment", idempotencyKey: newId("outage") });
     const chat = () => fetch(`${server.url}/v1/chat/completions`, {
@@ -51,6 +52,21 @@ describe("the database unreachable for a while", () => {
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "hello" }], max_tokens: 20 }),
     });
+    return { user, chat };
+  }
+
+  /** Sends `request` until it answers 200 or the deadline passes; its last status. */
+  async function statusOnceServing(request: () => Promise<Response>, deadline: number): Promise<number> {
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      status = (await request()).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    return status;
+  }
+
+  it("answers 503 service_unavailable (nested on the gateway, status form on REST) and serves again once it is back", async () => {
+    const { user, chat } = await fundedUserWithChat("outage");
     expect((await chat()).status).toBe(200);
 
     await mongo.stop();
@@ -63,12 +79,7 @@ describe("the database unreachable for a while", () => {
 
     mongo = await startFerretdb({ dir, port });
     const deadline = Date.now() + 20_000;
-    let status = 0;
-    while (status !== 200 && Date.now() < deadline) {
-      status = (await chat()).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(status).toBe(200);
+    expect(await statusOnceServing(chat, deadline)).toBe(200);
     expect((await call(server, "GET", "/api/keys", { cookie: user.cookie })).status).toBe(200);
     // The two served requests are charged once each, the failed one not at all; the ledger adds up.
     const charges = async () => (await ledger.entries(user.id, { kinds: ["settle"] })).filter((e) => (e.cost ?? 0) > 0).length;
@@ -78,15 +89,7 @@ describe("the database unreachable for a while", () => {
   }, 60_000);
 
   it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), and serves again once it resumes", async () => {
-    const user = await verifiedUser(server);
-    const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "hang" } });
-    const key = created.body.key as string;
-    await ledger.credit(user.id, 1_000_000, { kind: "adjustment", idempotencyKey: newId("outage") });
-    const chat = () => fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "hello" }], max_tokens: 20 }),
-    });
+    const { user, chat } = await fundedUserWithChat("hang");
     expect((await chat()).status).toBe(200);
     // Idle until the reservation went back, so that the next request needs the database (key lookup, hold).
     const deadline = Date.now() + 20_000;
@@ -109,13 +112,7 @@ describe("the database unreachable for a while", () => {
       process.kill(pid, "SIGCONT");
     }
 
-    const back = Date.now() + 30_000;
-    let status = 0;
-    while (status !== 200 && Date.now() < back) {
-      status = (await chat()).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(status).toBe(200);
+    expect(await statusOnceServing(chat, Date.now() + 30_000)).toBe(200);
     expect((await ledger.verify(user.id)).problems).toEqual([]);
   }, 120_000);
 });
