@@ -433,6 +433,33 @@ describe("limits, idempotency and the usage API", () => {
     expect(await readJson(other)).toEqual({ error: { message: "This Idempotency-Key was already used with a different request.", type: "invalid_request_error", code: "conflict" } });
   });
 
+  it("Idempotency-Key: an answer larger than a database document (long speech-to-speech audio) is replayed, not a 409 then a second charge", async () => {
+    const user = await fundedUser(server, 1);
+    // 7 MB of audio comes back inline twice (`url` and `b64_json`, base64): about 19 MB, over the 16 MiB a document holds
+    const audio = Buffer.alloc(7_000_000, 3);
+    const send = () => {
+      const form = new FormData();
+      form.append("model", "speechvendor-sts");
+      form.append("voice", "Adam");
+      form.append("audio", new Blob([audio], { type: "audio/mpeg" }), "long.mp3");
+      return fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${user.key}`, "idempotency-key": "long-audio" }, body: form });
+    };
+    const first = await send();
+    expect(first.status).toBe(200);
+    const body = await readJson(first);
+    expect(body.object).toBe("speech.generation");
+    expect(body.audio.b64_json.length).toBeGreaterThan(9_000_000);
+    const after = await balanceMicros(server, user.userId);
+    expect(after).toBeLessThan(1_000_000);
+    const again = await send();
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("x-request-cost")).toBe(first.headers.get("x-request-cost"));
+    expect(await readJson(again)).toEqual(body);
+    expect(await balanceMicros(server, user.userId)).toBe(after);
+    expect(fakes.speech.requests.filter((r) => r.path.startsWith("/v1/speech-to-speech/"))).toHaveLength(1);
+  }, 30_000);
+
   it("a failed answer frees its Idempotency-Key before it is sent: a retry right after it runs, never a 409", async () => {
     // A slow database: the key's release takes a while. The failure must not reach the client before it is done.
     const abandon = IdempotencyStore.prototype.abandon;

@@ -6,8 +6,10 @@ interface IdempotencyDoc {
   state: "pending" | "done";
   fingerprint: string;
   status?: number;
-  /** the JSON answer, serialized (keeps any key names safe for the database) */
+  /** the JSON answer, serialized (keeps any key names safe for the database); its first part when it has more */
   body?: string;
+  /** how many more parts of the answer are stored in gateway_idempotency_parts */
+  parts?: number;
   headers?: Record<string, string>;
   createdAt: Date;
 }
@@ -18,9 +20,44 @@ const schema = new Schema<IdempotencyDoc>({
   fingerprint: { type: String, required: true },
   status: { type: Number },
   body: { type: String },
+  parts: { type: Number },
   headers: { type: Schema.Types.Mixed },
   createdAt: { type: Date, required: true },
 }, { versionKey: false, collection: "gateway_idempotency" });
+
+/** Part `n` (1, 2, …) of a large answer; `_id` is `<record id> <n>` (a space never occurs in a record id). */
+interface PartDoc {
+  _id: string;
+  body: string;
+  createdAt: Date;
+}
+
+const partSchema = new Schema<PartDoc>({
+  _id: { type: String, required: true },
+  body: { type: String, required: true },
+  createdAt: { type: Date, required: true },
+}, { versionKey: false, collection: "gateway_idempotency_parts" });
+
+/**
+ * A database document holds at most 16 MiB, and an answer can be larger (a long text-to-speech or speech-to-speech
+ * result is inline base64, twice). Answers are stored in parts of this many characters: at most 12 MiB of UTF-8 each.
+ */
+const PART_CHARS = 4 * 1024 * 1024;
+const partId = (id: string, n: number): string => `${id} ${n}`;
+
+/** The serialized answer in parts, never splitting a surrogate pair (a lone half would not survive UTF-8). */
+function splitParts(text: string): string[] {
+  const parts: string[] = [];
+  let at = 0;
+  do {
+    let end = Math.min(text.length, at + PART_CHARS);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    parts.push(text.slice(at, end));
+    at = end;
+  } while (at < text.length);
+  return parts;
+}
 
 export interface StoredAnswer {
   status: number;
@@ -42,9 +79,18 @@ const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 110
  */
 export class IdempotencyStore {
   private readonly model: Model<IdempotencyDoc>;
+  private readonly parts: Model<PartDoc>;
 
   constructor(db: Database, private readonly opts: { ttlMs: number; pendingTtlMs: number; now: () => number }) {
     this.model = (db.connection.models.GatewayIdempotency as Model<IdempotencyDoc> | undefined) ?? db.connection.model<IdempotencyDoc>("GatewayIdempotency", schema);
+    this.parts = (db.connection.models.GatewayIdempotencyPart as Model<PartDoc> | undefined) ?? db.connection.model<PartDoc>("GatewayIdempotencyPart", partSchema);
+  }
+
+  /** The whole serialized answer, or undefined when one of its parts is gone. */
+  private async storedBody(id: string, first: string, more: number): Promise<string | undefined> {
+    const rest = await Promise.all(Array.from({ length: more }, (_, i) => this.parts.findById(partId(id, i + 1)).lean<PartDoc>()));
+    if (rest.some((part) => !part)) return undefined;
+    return first + rest.map((part) => part?.body ?? "").join("");
   }
 
   async begin(id: string, fingerprint: string): Promise<BeginResult> {
@@ -66,13 +112,29 @@ export class IdempotencyStore {
       }
       if (doc.fingerprint !== fingerprint) return { kind: "mismatch" };
       if (doc.state === "pending" || doc.status === undefined || doc.body === undefined) return { kind: "in_flight" };
-      return { kind: "replay", answer: { status: doc.status, body: JSON.parse(doc.body) as unknown, headers: doc.headers ?? {} } };
+      const body = await this.storedBody(id, doc.body, doc.parts ?? 0);
+      if (body === undefined) {
+        // a part swept or lost: the answer cannot be replayed, so the record goes like an expired one
+        await this.model.deleteOne({ _id: id, createdAt: doc.createdAt });
+        continue;
+      }
+      return { kind: "replay", answer: { status: doc.status, body: JSON.parse(body) as unknown, headers: doc.headers ?? {} } };
     }
     return { kind: "in_flight" };
   }
 
+  /** Stores the answer: its parts beyond the first, then the record (so a record marked done always has all of them). */
   async complete(id: string, answer: StoredAnswer): Promise<void> {
-    await this.model.updateOne({ _id: id }, { $set: { state: "done", status: answer.status, body: JSON.stringify(answer.body), headers: answer.headers } });
+    const chunks = splitParts(JSON.stringify(answer.body));
+    const createdAt = new Date(this.opts.now());
+    // one at a time: each part is up to 12 MiB of the database's write buffer
+    for (let n = 1; n < chunks.length; n++) {
+      await this.parts.replaceOne({ _id: partId(id, n) }, { _id: partId(id, n), body: chunks[n], createdAt }, { upsert: true });
+    }
+    const rest = chunks.length - 1;
+    await this.model.updateOne({ _id: id }, {
+      $set: { state: "done", status: answer.status, body: chunks[0], headers: answer.headers, ...(rest > 0 ? { parts: rest } : {}) },
+    });
   }
 
   async abandon(id: string): Promise<void> {
@@ -92,7 +154,9 @@ export class IdempotencyStore {
         { state: "pending", createdAt: { $lt: new Date(now - this.opts.pendingTtlMs) } },
       ],
     });
-    return result.deletedCount;
+    // parts are written after their record was created, so they outlive it by at most a request's duration
+    const parts = await this.parts.collection.deleteMany({ createdAt: { $lt: new Date(now - this.opts.ttlMs) } });
+    return result.deletedCount + parts.deletedCount;
   }
 
   /** Sweeps every `intervalMs` in the background until the returned stop function is called. */
