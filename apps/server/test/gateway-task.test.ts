@@ -432,6 +432,18 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(await balanceMicros(server, user.userId)).toBe(before);
   });
 
+  it("an ElevenLabs 422 (FastAPI's detail list) is 400 invalid_parameter naming the field it refused, and costs nothing", async () => {
+    const detail = [{ type: "string_too_long", loc: ["body", "text"], msg: "String should have at most 5000 characters", input: "…" }];
+    fakes.speech.failNext(1, { kind: "status", status: 422, body: { detail } }, { path: "/v1/text-to-speech/" });
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Rachel" }));
+    expect(res.status).toBe(400);
+    expect(body).toEqual({ error: {
+      message: "The upstream provider rejected the request: text: String should have at most 5000 characters.",
+      type: "invalid_request_error", code: "invalid_parameter",
+    } });
+    expect(cost).toBe(0);
+  });
+
   it("multipart without the audio file: 400 missing audio; over the upload limit: 413", async () => {
     const noFile = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }) });
     expect(noFile.status).toBe(400);

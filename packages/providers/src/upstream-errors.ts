@@ -36,6 +36,16 @@ const sentence = (message: string): string => (/[.!?…]$/.test(message) ? messa
 
 export const wrongShape = (what: string) => new AppError("upstream_error", `The upstream provider sent an unexpected ${what} answer.`);
 
+/**
+ * FastAPI's `detail` list of validation errors (Flux, ElevenLabs answer 422 with it): the first one as
+ * "<field>: <what was wrong>", so the caller learns which field was refused.
+ */
+export function validationErrorMessage(detail: unknown[]): unknown {
+  const loc = pickPath(detail[0], "loc");
+  const msg = pickPath(detail[0], "msg");
+  return Array.isArray(loc) && typeof msg === "string" ? `${loc.filter((part) => part !== "body").join(".")}: ${msg}` : msg;
+}
+
 /** A property path inside parsed JSON, or undefined. */
 export function pickPath(json: unknown, ...path: string[]): unknown {
   let current = json;

@@ -4,7 +4,7 @@ import { FormData } from "undici";
 import { z } from "zod";
 import type { Endpoint } from "../endpoint";
 import type { SpeechRequest, SpeechToSpeechRequest, TranscriptionRequest, TranscriptionResult } from "../types";
-import { pickPath, readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
+import { pickPath, readErrorMessage, upstreamStatusError, validationErrorMessage, wrongShape } from "../upstream-errors";
 
 export const DEFAULT_OUTPUT_FORMAT = "mp3_44100_128";
 
@@ -86,7 +86,7 @@ export function parseError(status: number, body: string): AppError {
   const message = readErrorMessage(body, (json) => {
     const detail = pickPath(json, "detail");
     if (typeof detail === "string") return detail;
-    if (Array.isArray(detail)) return pickPath(detail[0], "msg");
+    if (Array.isArray(detail)) return validationErrorMessage(detail);
     return pickPath(detail, "message");
   });
   return upstreamStatusError(status, message);

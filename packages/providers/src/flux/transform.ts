@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { Endpoint } from "../endpoint";
 import type { BuiltRequest } from "../openai/transform";
 import type { GeneratedImage, ImageRequest } from "../types";
-import { pickPath, readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
+import { pickPath, readErrorMessage, upstreamStatusError, validationErrorMessage, wrongShape } from "../upstream-errors";
 
 const submitResponseSchema = z.compile(z.looseObject({ id: z.string().min(1), polling_url: z.string().optional() }));
 const pollResponseSchema = z.compile(z.looseObject({
@@ -92,11 +92,7 @@ export function parseError(status: number, body: string): AppError {
   const message = readErrorMessage(body, (json) => {
     const detail = pickPath(json, "detail");
     // a 422 lists pydantic validation errors: name the first field and what was wrong with it
-    if (Array.isArray(detail)) {
-      const loc = pickPath(detail[0], "loc");
-      const msg = pickPath(detail[0], "msg");
-      return Array.isArray(loc) && typeof msg === "string" ? `${loc.filter((part) => part !== "body").join(".")}: ${msg}` : msg;
-    }
+    if (Array.isArray(detail)) return validationErrorMessage(detail);
     return detail ?? pickPath(json, "message");
   });
   return upstreamStatusError(status, typeof message === "string" ? message : undefined);
