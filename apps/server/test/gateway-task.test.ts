@@ -125,6 +125,35 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.headers.get("x-request-cost")).toBe("0.100000");
   });
 
+  it("Idempotency-Key: a `stream` flag a model ignores (image, speech, imageB.1) does not skip it: replayed, charged once; a text stream still streams", async () => {
+    const key = { "idempotency-key": `ignored-stream-${Date.now()}` };
+    const calls = [
+      { path: "/api/v1/task", body: { model: "imageB-1-dev", prompt: "a lighthouse at dusk", stream: true }, upstream: () => fakes.imageB.requests.filter((r) => r.method === "POST").length },
+      { path: "/api/v1/imageB.1", body: { prompt: "a lighthouse at dawn", stream: true }, upstream: () => fakes.imageB.requests.filter((r) => r.method === "POST").length },
+      { path: "/api/v1/task", body: { model: "speechvendor-tts", text: "hello there", voice: "Rachel", stream: true }, upstream: () => fakes.speech.requests.filter((r) => r.path.startsWith("/v1/text-to-speech/")).length },
+    ];
+    for (const [i, call] of calls.entries()) {
+      fakes.clearAll();
+      const headers = { "idempotency-key": `${key["idempotency-key"]}-${i}` };
+      const first = await charged(() => postJson(server, call.path, user.key, call.body, headers));
+      expect(first.res.status).toBe(200);
+      expect(first.cost).toBeGreaterThan(0);
+      const again = await charged(() => postJson(server, call.path, user.key, call.body, headers));
+      expect(again.res.status).toBe(200);
+      expect(again.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+      expect(again.cost).toBe(0);
+      expect(call.upstream()).toBe(1);
+    }
+    // a text model's stream is not one storable answer: each request streams
+    const text = { model: "textA-4", messages: [{ role: "user", content: "a b" }], stream: true, max_tokens: 10 };
+    for (let i = 0; i < 2; i++) {
+      const res = await postJson(server, "/api/v1/task", user.key, text, key);
+      expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      expect((await res.text()).trim().endsWith("data: [DONE]")).toBe(true);
+    }
+  });
+
   it("image task above 1024x1024 costs the high-resolution price", async () => {
     const { res, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-pro", prompt: "mountains", width: 1440, height: 1024 }));
     expect(res.status).toBe(200);

@@ -24,9 +24,14 @@ function fingerprint(req: Request): string {
   return hash.digest("hex");
 }
 
-function isStream(req: Request): boolean {
-  return typeof req.body === "object" && req.body !== null && (req.body as { stream?: unknown }).stream === true;
+/** Whether a request asks for a stream (`stream: true`; a multipart form's field is the text "true"). */
+export function asksForStream(req: Request): boolean {
+  const stream = typeof req.body === "object" && req.body !== null ? (req.body as { stream?: unknown }).stream : undefined;
+  return stream === true || stream === "true";
 }
+
+/** Which requests a route answers with a stream; those are not covered. */
+export type StreamedRequest = (req: Request) => boolean;
 
 function keptHeaders(res: Response): Record<string, string> {
   const out: Record<string, string> = {};
@@ -40,12 +45,13 @@ function keptHeaders(res: Response): Record<string, string> {
 /**
  * `Idempotency-Key` on POSTs: the first successful JSON answer is stored per (user, key) and replayed for repeats
  * without running (or charging) the request again; a duplicate while the first is in flight gets 409.
- * Streamed requests are not covered (their answer is not one storable body).
+ * Streamed requests are not covered (their answer is not one storable body); `streamed` says which those are, so a
+ * `stream` flag a route ignores (an image or speech task's) does not make a request skip the check and be charged twice.
  */
-export function idempotency(store: IdempotencyStore, logger: Logger): RequestHandler {
+export function idempotency(store: IdempotencyStore, logger: Logger, streamed: StreamedRequest = () => false): RequestHandler {
   return async (req, res, next) => {
     const key = req.get("idempotency-key");
-    if (key === undefined || isStream(req)) return next();
+    if (key === undefined || streamed(req)) return next();
     if (!VALID_KEY.test(key)) throw new AppError("invalid_parameter", "Invalid parameter 'Idempotency-Key': 1-255 visible ASCII characters.");
     const id = `${principalOf(res).userId}:${key}`;
     const begun = await store.begin(id, fingerprint(req));
