@@ -405,8 +405,8 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(wideBody.images[0].width * wideBody.images[0].height).toBeLessThanOrEqual(1024 * 1024);
   });
 
-  it("imageB.1: extreme ratios stay within Flux's sides (256..1440, multiples of 32) at the standard price", async () => {
-    for (const [ratio, w, h] of [["4:1", 4, 1], ["1:4", 1, 4], ["21:9", 21, 9], ["3:1", 3, 1], ["1:3", 1, 3], ["2:1", 2, 1], ["16:9", 16, 9], ["9:16", 9, 16], ["3:2", 3, 2]] as const) {
+  it("imageB.1: extreme ratios, also written in pixels (1920:1080), stay within Flux's sides (256..1440, multiples of 32) at the standard price", async () => {
+    for (const [ratio, w, h] of [["4:1", 4, 1], ["1:4", 1, 4], ["21:9", 21, 9], ["3:1", 3, 1], ["1:3", 1, 3], ["2:1", 2, 1], ["16:9", 16, 9], ["9:16", 9, 16], ["3:2", 3, 2], ["1920:1080", 16, 9], ["100:100", 1, 1]] as const) {
       const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a wide landscape", aspect_ratio: ratio }));
       expect({ ratio, status: res.status }).toEqual({ ratio, status: 200 });
       const { width, height } = body.images[0];
@@ -440,6 +440,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
       ["/api/v1/imageB.1", { prompt: "cat", steps: 51 }, "invalid_parameter", /'steps'/],
       ["/api/v1/imageB.1", { prompt: "cat", aspect_ratio: "wide" }, "invalid_parameter", /'aspect_ratio'/],
       ["/api/v1/imageB.1", { prompt: "cat", aspect_ratio: "10:1" }, "invalid_parameter", /'aspect_ratio'/],
+      ["/api/v1/imageB.1", { prompt: "cat", aspect_ratio: "10000:10000" }, "invalid_parameter", /'aspect_ratio'/],
       ["/v1/chat/completions", { model: "textA-4", messages: "hi" }, "invalid_parameter", /'messages'/],
     ];
     for (const [path, body, code, message] of cases) {

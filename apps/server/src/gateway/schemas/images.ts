@@ -17,9 +17,9 @@ export const imageABody = z.compile(z.object({
 }));
 export type ImageABody = z.output<typeof imageABody>;
 
-/** `<w>:<h>` with both sides 1..32 and a ratio between 1:4 and 4:1. */
+/** `<w>:<h>` with both sides 1..9999 (16:9, 1920:1080) and a ratio between 1:4 and 4:1. */
 export const aspectRatio = z.string()
-  .regex(/^\d{1,2}:\d{1,2}$/, "must look like <w>:<h>, e.g. 16:9")
+  .regex(/^\d{1,4}:\d{1,4}$/, "must look like <w>:<h> with whole numbers up to 9999, e.g. 16:9")
   .refine((s) => {
     const [w, h] = s.split(":").map(Number);
     return w !== undefined && h !== undefined && w >= 1 && h >= 1 && w / h <= 4 && h / w <= 4;
