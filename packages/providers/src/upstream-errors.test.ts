@@ -25,4 +25,10 @@ describe("upstreamStatusError", () => {
       expect(err.message).toBe(`The upstream provider failed (HTTP ${status}): it refused the gateway's credentials.`);
     }
   });
+
+  it("a 402 (the operator's provider account cannot pay) is not passed on as if the caller's credits ran out", () => {
+    const err = upstreamStatusError(402, "Insufficient credits");
+    expect(err.code).toBe("upstream_error");
+    expect(err.message).toBe("The upstream provider failed (HTTP 402): it refused the gateway's account for payment.");
+  });
 });

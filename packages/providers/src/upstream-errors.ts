@@ -19,11 +19,15 @@ export function readErrorMessage(body: string, pick: (json: unknown) => unknown)
  * 400/413/422: the request itself was refused (e.g. a passed-through field), so the caller learns why (400).
  * Anything else (auth, 404 model, 429/5xx after retries): our upstream failed, 502 without charging. A refusal of the
  * gateway's own upstream credentials (401/403) keeps the upstream's wording to itself: it concerns the operator's
- * account, and may quote part of its key.
+ * account, and may quote part of its key. So does a 402 (the operator's account with the provider cannot pay): its
+ * "Insufficient credits" would read as the caller's own balance.
  */
 export function upstreamStatusError(status: number, message: string | undefined): AppError {
   if (status === 401 || status === 403) {
     return new AppError("upstream_error", `The upstream provider failed (HTTP ${status}): it refused the gateway's credentials.`);
+  }
+  if (status === 402) {
+    return new AppError("upstream_error", "The upstream provider failed (HTTP 402): it refused the gateway's account for payment.");
   }
   if (status === 400 || status === 413 || status === 422) {
     return new AppError("invalid_parameter", `The upstream provider rejected the request: ${sentence(message ?? `HTTP ${status}`)}`);
