@@ -73,7 +73,7 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     }
   });
 
-  it("textB: fields that would change what the answer is (logprobs, JSON response formats, whitespace stops) are 400 naming them, not ignored", async () => {
+  it("textB: fields that would change what the answer is (logprobs, JSON response formats, whitespace stops, legacy functions) are 400 naming them, not ignored", async () => {
     const model = "textB-3-haiku";
     const cases: Array<[Record<string, unknown>, string]> = [
       // Messages refuses a stop sequence without a non-whitespace character (OpenAI clients often send "\n")
@@ -83,6 +83,10 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
       [{ logprobs: true, top_logprobs: 2 }, "logprobs"],
       [{ response_format: { type: "json_object" } }, "response_format"],
       [{ response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } } }, "response_format"],
+      // legacy function calling: the model would never see the functions (it answered in text, as if none were offered)
+      [{ functions: [{ name: "get_weather", parameters: { type: "object", properties: {} } }] }, "functions"],
+      [{ functions: [{ name: "get_weather" }], function_call: { name: "get_weather" } }, "functions"],
+      [{ function_call: "auto" }, "function_call"],
     ];
     for (const stream of [false, true]) {
       for (const [extra, param] of cases) {

@@ -145,6 +145,10 @@ function refuseUnsupported(passthrough: Record<string, unknown> | undefined, mod
   if (passthrough?.logprobs === true) {
     throw invalidParameter("logprobs", `is not supported by model '${model}' (its protocol returns no log probabilities)`);
   }
+  // OpenAI's legacy function calling: left out, the model would never see the functions offered (or forced)
+  for (const legacy of ["functions", "function_call"]) {
+    if (passthrough?.[legacy] != null) throw invalidParameter(legacy, `is not supported by model '${model}'; send 'tools' and 'tool_choice' instead`);
+  }
   // Messages refuses a stop sequence of whitespace alone; dropping it would let the answer run past where it should stop
   const stop = passthrough?.stop;
   const stops: unknown[] = typeof stop === "string" ? [stop] : Array.isArray(stop) ? stop : [];
