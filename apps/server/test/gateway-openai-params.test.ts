@@ -43,6 +43,10 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
       [{ logit_bias: { 50256: 200 } }, "logit_bias.50256"],
       [{ parallel_tool_calls: "no" }, "parallel_tool_calls"],
       [{ tools: {} }, "tools"],
+      // a forced call without tools: OpenAI refuses it; textB answered in text as if nothing had been forced
+      [{ tool_choice: "required" }, "tool_choice"],
+      [{ tool_choice: { type: "function", function: { name: "get_weather" } } }, "tool_choice"],
+      [{ tool_choice: "required", tools: [] }, "tool_choice"],
     ];
     for (const [extra, param] of cases) await expectRefused(await post("/v1/chat/completions", { model, messages, ...extra }), param);
     expect(h.fakes.textA.requests).toHaveLength(0);

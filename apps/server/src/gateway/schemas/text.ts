@@ -67,6 +67,11 @@ export const chatBody = z.compile(z.object({
   if (body.top_logprobs != null && body.logprobs !== true) {
     ctx.addIssue({ code: "custom", input: body.top_logprobs, path: ["top_logprobs"], message: "requires 'logprobs' to be true" });
   }
+  // A forced call with nothing to call: OpenAI refuses it; a Messages model would otherwise answer in text
+  const forcesCall = body.tool_choice === "required" || (typeof body.tool_choice === "object" && body.tool_choice !== null);
+  if (forcesCall && !body.tools?.length) {
+    ctx.addIssue({ code: "custom", input: body.tool_choice, path: ["tool_choice"], message: "forces a tool call, so 'tools' must offer at least one tool" });
+  }
 }));
 export type ChatBody = z.output<typeof chatBody>;
 
