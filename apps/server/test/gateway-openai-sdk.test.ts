@@ -61,7 +61,8 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     const data = await h.client.chat.completions.create({
       model: "textB-3-haiku", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "one two" }], max_tokens: 10,
     });
-    expect(data.choices[0]?.message.content).toBe("Echo: one two");
+    // OpenAI's message shape: refusal is null, not absent (`message.refusal !== null` reads as a refusal otherwise)
+    expect(data.choices[0]?.message).toEqual({ role: "assistant", content: "Echo: one two", refusal: null });
     expect(h.fakes.textB.lastRequest()?.path).toBe("/v1/messages");
   });
 

@@ -219,7 +219,8 @@ export function parseMessagesResponse(json: unknown): ChatResult {
       toolCalls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     }
   }
-  const message: Record<string, unknown> = { role: "assistant", content: content || (toolCalls.length > 0 ? null : "") };
+  // refusal is always present in OpenAI's message (null unless the model refused); clients test it against null
+  const message: Record<string, unknown> = { role: "assistant", content: content || (toolCalls.length > 0 ? null : ""), refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     content,
