@@ -95,6 +95,27 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(textCost(3, 4));
   });
 
+  it("passes the upstream's usage breakdowns (cached and reasoning tokens) on, streamed or not, and charges the totals", async () => {
+    const details = {
+      prompt_tokens_details: { cached_tokens: 2, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 1, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    };
+    h.fakes.textA.usageDetails = details;
+    // an account of its own: the suite's shares one minute of the free plan's requests
+    const user = await fundedUser(h.server, 1);
+    const client = new OpenAI({ apiKey: user.key, baseURL: `${h.server.url}/v1`, maxRetries: 0 });
+    const before = await balanceMicros(h.server, user.userId);
+    const data = await client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "hello brave new world" }], max_tokens: 50 });
+    expect(data.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9, ...details });
+    const stream = await client.chat.completions.create({
+      model: "textA-4", messages: [{ role: "user", content: "alpha beta gamma" }], max_tokens: 50, stream: true, stream_options: { include_usage: true },
+    });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.at(-1)?.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, ...details, cost: textCost(3, 4) / 1e6 });
+    expect(before - (await balanceMicros(h.server, user.userId))).toBe(textCost(4, 5) + textCost(3, 4));
+  });
+
   it("writes data: [DONE] as the last server-sent event", async () => {
     const res = await postJson(h.server, "/v1/chat/completions", h.user.key, { model: "textA-4", messages: [{ role: "user", content: "x" }], stream: true, max_tokens: 5 });
     expect(res.status).toBe(200);

@@ -10,7 +10,7 @@ export type StreamPiece =
   /** `delta`: the whole upstream delta in OpenAI's shape, when it carries more than text (tool_calls ...) */
   | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
   | { kind: "finish"; reason: string }
-  | { kind: "usage"; promptTokens?: number; completionTokens?: number }
+  | { kind: "usage"; promptTokens?: number; completionTokens?: number; details?: Record<string, unknown> }
   /** the upstream's explicit end marker ([DONE], message_stop) */
   | { kind: "end" };
 
@@ -67,6 +67,7 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
   let finishReason: string | undefined;
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
+  let usageDetails: Record<string, unknown> | undefined;
   let ended = false;
   // Until a delta is handed on, nothing reached the client: a connection lost before may be retried upstream.
   let handedOn = false;
@@ -96,6 +97,7 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
         } else if (piece.kind === "usage") {
           promptTokens = piece.promptTokens ?? promptTokens;
           completionTokens = piece.completionTokens ?? completionTokens;
+          usageDetails = piece.details ?? usageDetails;
         } else {
           ended = true;
         }
@@ -115,5 +117,5 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
       throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0, reported);
     }
   }
-  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar() };
+  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...(usageDetails ? { usageDetails } : {}) };
 }

@@ -60,6 +60,8 @@ export interface ChatResult {
   /** other top-level answer fields worth keeping (system_fingerprint, service_tier) */
   fields?: Record<string, unknown>;
   usage: TextUsage;
+  /** the upstream's usage breakdown (OpenAI's prompt_tokens_details, completion_tokens_details), passed on as it came */
+  usageDetails?: Record<string, unknown>;
 }
 
 /**
@@ -70,7 +72,7 @@ export type ChatStreamEvent =
   /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
   | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
   /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
-  | { type: "done"; finishReason: string; usage: TextUsage };
+  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> };
 
 export interface CompletionRequest {
   model: ModelDefinition;

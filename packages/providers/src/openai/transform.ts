@@ -62,6 +62,15 @@ function keptFields(json: Record<string, unknown>): Record<string, unknown> | un
   return out;
 }
 
+/** Usage breakdowns passed on as they came: cached prompt tokens, reasoning tokens ... (the totals are ours) */
+const USAGE_DETAIL_FIELDS = ["prompt_tokens_details", "completion_tokens_details"] as const;
+
+export function usageDetailsOf(usage: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const key of USAGE_DETAIL_FIELDS) if (usage?.[key] != null) (out ??= {})[key] = usage[key];
+  return out;
+}
+
 /** Usage may be missing (some compatible servers); the adapter then counts with the tokenizer. */
 export interface PartialUsage {
   promptTokens?: number;
@@ -83,6 +92,8 @@ export function parseChatResponse(json: unknown): Omit<ChatResult, "usage"> & { 
   if (choice?.logprobs != null) result.logprobs = choice.logprobs;
   const fields = keptFields(parsed.data);
   if (fields) result.fields = fields;
+  const usageDetails = usageDetailsOf(parsed.data.usage);
+  if (usageDetails) result.usageDetails = usageDetails;
   return result;
 }
 
@@ -112,7 +123,7 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   } else if (content) pieces.push({ kind: "delta", content });
   if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
   const usage = parsed.data.usage;
-  if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+  if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, details: usageDetailsOf(usage) });
   return pieces;
 }
 

@@ -52,6 +52,8 @@ function embeddingInputs(input: unknown): string[] | number[][] | undefined {
 export class FakeOpenAi extends FakeServer {
   /** false: answers (streamed or not) carry no usage, like some compatible servers */
   reportUsage = true;
+  /** Set: chat usage also carries these breakdowns (OpenAI's prompt_tokens_details, completion_tokens_details) */
+  usageDetails: Record<string, unknown> | undefined = undefined;
   /**
    * Set: chat streams answer text chunks of about 16 KiB until this many bytes were written, no faster than the
    * gateway reads them (a long answer meeting a slow client); `flood` tells how far the last one got.
@@ -65,6 +67,7 @@ export class FakeOpenAi extends FakeServer {
 
   protected override resetOptions(): void {
     this.reportUsage = true;
+    this.usageDetails = undefined;
     this.floodBytes = undefined;
   }
 
@@ -100,7 +103,7 @@ export class FakeOpenAi extends FakeServer {
   }
 
   private usage(reply: Pick<FakeReply, "promptTokens" | "completionTokens">) {
-    return { prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens, total_tokens: reply.promptTokens + reply.completionTokens };
+    return { prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens, total_tokens: reply.promptTokens + reply.completionTokens, ...this.usageDetails };
   }
 
   private badRequest(ctx: HandlerContext, message: string): true {

@@ -69,11 +69,12 @@ class SseWriter {
     }));
   }
 
-  usage(usage: TextUsage, costMicros: number): void {
+  usage(usage: TextUsage, costMicros: number, details?: Record<string, unknown>): void {
     this.write(JSON.stringify({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, choices: [],
       usage: {
         prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens,
+        ...details,
         // Headers left before the cost was known, so a stream reports it here (dollars).
         cost: microsToDollars(costMicros),
       },
@@ -114,7 +115,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   const sse = new SseWriter(res, format, call.model.id);
   let started = false;
   let emitted = "";
-  let final: { finishReason: string; usage: TextUsage } | undefined;
+  let final: { finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> } | undefined;
   const start = () => {
     if (started) return;
     started = true;
@@ -136,7 +137,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
         // Not on the usual path: only when the client reads slower than the upstream writes.
         if (sse.backedUp) await sse.drained(stalledClientMs);
       } else {
-        final = { finishReason: event.finishReason, usage: event.usage };
+        final = { finishReason: event.finishReason, usage: event.usage, usageDetails: event.usageDetails };
       }
     }
     if (!final) throw new Error("stream ended without a final event");
@@ -167,7 +168,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   const cost = hold.quote(used);
   try {
     sse.chunk({}, final.finishReason);
-    if (format.includeUsage) sse.usage(final.usage, cost);
+    if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
     sse.done();
   } finally {
     await hold.settle(cost, usageRecord(deps, meta, {

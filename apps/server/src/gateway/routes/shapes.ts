@@ -16,7 +16,7 @@ export function textCompletionBody(opts: { id: string; object: "task.completion"
     created: opts.created,
     model: opts.model,
     choices: [{ index: 0, message: result.message, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
-    usage: usageBody(result.usage),
+    usage: { ...usageBody(result.usage), ...result.usageDetails },
     ...result.fields,
   };
 }
