@@ -86,6 +86,36 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
 
+  it("an upstream 429/503 whose Retry-After is longer than the gateway waits is a 502 carrying that Retry-After, streamed or not, at no cost", async () => {
+    const user = await fundedUser(server, 1);
+    const messages = [{ role: "user", content: "one two three" }];
+    for (const [model, fake] of [["textA-4", fakes.textA], ["textB-3-haiku", fakes.textB]] as const) {
+      for (const stream of [false, true]) {
+        fakes.clearAll();
+        fake.failStatus(1, 429, { headers: { "retry-after": "30" } });
+        const limited = await postJson(server, "/v1/chat/completions", user.key, { model, messages, max_tokens: 100, stream });
+        expect(limited.status).toBe(502);
+        // the SDKs wait this long before their retry, instead of retrying at once into the same refusal
+        expect(limited.headers.get("retry-after")).toBe("30");
+        expect((await readJson(limited)).error.code).toBe("upstream_error");
+        // a wait over 5 s is not taken by the gateway: one attempt
+        expect(fake.requests).toHaveLength(1);
+      }
+    }
+    fakes.clearAll();
+    fakes.textA.failStatus(2, 503, { headers: { "retry-after": "2" } });
+    const unavailable = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100 });
+    // waited once (UPSTREAM_MAX_RETRIES=1), then refused again: the upstream's last word is passed on
+    expect(unavailable.status).toBe(502);
+    expect(unavailable.headers.get("retry-after")).toBe("2");
+    expect(fakes.textA.requests).toHaveLength(2);
+    fakes.clearAll();
+    fakes.textA.failStatus(1, 500);
+    const plain = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100 });
+    expect(plain.status).toBe(200);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(fakeChatReply(messages, 100).promptTokens + 2 * fakeChatReply(messages, 100).completionTokens);
+  });
+
   it("textB: an overloaded_error event (Messages' in-stream 529) before any output is retried like a 529; past the retries it is 502 at no cost", async () => {
     const user = await fundedUser(server, 1);
     const messages = [{ role: "user", content: "one two three" }];

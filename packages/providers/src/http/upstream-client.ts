@@ -226,7 +226,7 @@ export class UpstreamClient {
           continue;
         }
       }
-      throw call.parseError(res.statusCode, text);
+      throw withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]);
     }
   }
 
@@ -261,6 +261,18 @@ export class UpstreamClient {
     if (kind === "too-large") return tooLargeError();
     return new AppError("upstream_error", "The upstream provider sent an unreadable answer.");
   }
+}
+
+/**
+ * An upstream refusal that said when to come back (429/503 with Retry-After) keeps that hint in our 502: the gateway
+ * gave up on it (the wait was too long, or its retries were spent), and the OpenAI SDKs retry a 502 at once unless
+ * told to wait, which would only meet the same refusal.
+ */
+function withRetryAfter(err: AppError, status: number, header: string | string[] | undefined): AppError {
+  if (err.code !== "upstream_error" || !isRetryableStatus(status)) return err;
+  const ms = parseRetryAfterMs(header, Date.now());
+  if (ms === undefined) return err;
+  return new AppError(err.code, err.message, { ...err.extras, retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) });
 }
 
 function headerValue(headers: Headers, name: string): string | undefined {
