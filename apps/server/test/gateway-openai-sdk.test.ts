@@ -66,6 +66,18 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(h.fakes.textB.lastRequest()?.path).toBe("/v1/messages");
   });
 
+  it("textB: an answer cut short by the model's context window (model_context_window_exceeded) finishes with 'length', streamed or not", async () => {
+    h.fakes.textB.stopReason = "model_context_window_exceeded";
+    const user = await fundedUser(h.server, 1);
+    const client = new OpenAI({ apiKey: user.key, baseURL: `${h.server.url}/v1`, maxRetries: 0 });
+    const data = await client.chat.completions.create({ model: "textB-3-haiku", messages: [{ role: "user", content: "one two" }], max_tokens: 10 });
+    expect(data.choices[0]?.finish_reason).toBe("length");
+    const stream = await client.chat.completions.create({ model: "textB-3-haiku", messages: [{ role: "user", content: "one two" }], max_tokens: 10, stream: true });
+    const reasons = [];
+    for await (const chunk of stream) reasons.push(chunk.choices[0]?.finish_reason);
+    expect(reasons.at(-1)).toBe("length");
+  });
+
   it("passes unknown OpenAI fields through to the upstream", async () => {
     await h.client.chat.completions.create({
       model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 5, top_p: 0.5, user: "u-1",

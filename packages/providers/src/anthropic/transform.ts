@@ -18,6 +18,8 @@ const FINISH_REASONS: Record<string, string> = {
   end_turn: "stop",
   stop_sequence: "stop",
   max_tokens: "length",
+  // the model's context window filled up before max_tokens: cut short all the same
+  model_context_window_exceeded: "length",
   tool_use: "tool_calls",
   refusal: "content_filter",
 };

@@ -54,6 +54,8 @@ export class FakeAnthropic extends FakeServer {
   cachedPromptTokens: { creation: number; read: number } | undefined;
   /** the next this many streams answer 200, message_start, then an `overloaded_error` event (Messages' in-stream 529) */
   overloadedStreams = 0;
+  /** Set: text answers (streamed or not) end with this stop_reason instead of end_turn / max_tokens */
+  stopReason: string | undefined = undefined;
 
   constructor(readonly apiKey: string) {
     super();
@@ -62,6 +64,7 @@ export class FakeAnthropic extends FakeServer {
   protected override resetOptions(): void {
     this.cachedPromptTokens = undefined;
     this.overloadedStreams = 0;
+    this.stopReason = undefined;
   }
 
   /** Messages usage of a prompt: input_tokens, plus the cache fields when cachedPromptTokens is set. */
@@ -127,7 +130,7 @@ export class FakeAnthropic extends FakeServer {
     const toolName = Array.isArray(body.tools) && typeof body.tools[0]?.name === "string" ? body.tools[0].name : undefined;
     const call = body.tool_choice?.type === "none" ? undefined : fakeToolCall(messages, toolName, system);
     if (call) return this.toolUse(ctx, body, { id, model, call: takesNoInput(body.tools?.[0]) ? withoutInput(call) : call });
-    const stopReason = STOP_REASONS[reply.finishReason];
+    const stopReason = this.stopReason ?? STOP_REASONS[reply.finishReason];
     if (body.stream !== true) {
       return sendBody(ctx, "application/json", JSON.stringify({
         id, type: "message", role: "assistant", model,
