@@ -16,6 +16,7 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
       model: "textA-4", messages: [{ role: "user", content: "hello brave new world" }], max_tokens: 50,
     }).withResponse();
     expect(data.object).toBe("chat.completion");
+    expect(data.id).toMatch(/^chatcmpl-[0-9A-Za-z]{24}$/);
     expect(data.model).toBe("textA-4");
     // the upstream's message as it came (refusal: null included)
     expect(data.choices[0]?.message).toEqual({ role: "assistant", content: "Echo: hello brave new world", refusal: null });
@@ -95,6 +96,9 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.every((c) => c.object === "chat.completion.chunk")).toBe(true);
+    // one id for the whole stream, spelled like OpenAI's
+    expect(chunks[0]?.id).toMatch(/^chatcmpl-[0-9A-Za-z]{24}$/);
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     expect(chunks[0]?.choices[0]?.delta.role).toBe("assistant");
     const withChoices = chunks.filter((c) => c.choices.length > 0);
     expect(withChoices.at(-1)?.choices[0]?.finish_reason).toBe("stop");
@@ -146,6 +150,7 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(body).toMatchObject({ object: "text_completion", model: "text-davinci-003", choices: [{ text: "Echo: say this", index: 0, logprobs: null, finish_reason: "stop" }], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
     const sdk = await h.client.completions.create({ model: "text-davinci-003", prompt: "a b", max_tokens: 5 });
     expect(sdk.choices[0]?.text).toBe("Echo: a b");
+    expect(sdk.id).toMatch(/^cmpl-[0-9A-Za-z]{24}$/);
   });
 
   it("marks every answer of /v1/completions deprecated, refusals before the handler included", async () => {

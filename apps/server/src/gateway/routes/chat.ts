@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import { newId } from "@gw/shared";
+import { randomBase62 } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { resolveModel, requireConfigured } from "../deps";
 import { parseOrThrow, requireObject } from "../http/validate";
@@ -36,7 +36,7 @@ export function chatCompletions(deps: GatewayDeps) {
       temperature: body.temperature ?? undefined,
       passthrough: passthroughOf(raw, CHAT_KNOWN_FIELDS),
     };
-    const id = newId("chatcmpl");
+    const id = openAiId("chatcmpl");
     const created = unixSeconds(deps.ctx.clock.now());
     if (body.stream) {
       await streamChat(deps, meta, res, call, { object: "chat.completion.chunk", id, created, includeUsage: body.stream_options?.include_usage === true });
@@ -47,6 +47,9 @@ export function chatCompletions(deps: GatewayDeps) {
     res.json(textCompletionBody({ id, object: "chat.completion", created, model: model.id, result }));
   };
 }
+
+/** An answer id spelled like OpenAI's (`chatcmpl-…`, `cmpl-…`: a hyphen, where the gateway's own ids have `_`). */
+const openAiId = (prefix: string): string => `${prefix}-${randomBase62(24)}`;
 
 /** POST /v1/completions (deprecated; CONTRACT 5: the route sets the Deprecation header) */
 export function completions(deps: GatewayDeps) {
@@ -62,7 +65,7 @@ export function completions(deps: GatewayDeps) {
     });
     setCostHeader(res, cost);
     res.json({
-      id: newId("cmpl"),
+      id: openAiId("cmpl"),
       object: "text_completion",
       created: unixSeconds(deps.ctx.clock.now()),
       model: model.id,
