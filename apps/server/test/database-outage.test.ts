@@ -88,6 +88,29 @@ describe("the database unreachable for a while", () => {
     expect((await ledger.verify(user.id)).problems).toEqual([]);
   }, 60_000);
 
+  it("a session-authenticated gateway request (dashboard playground, usage) is 503 service_unavailable too, not 401 'missing API key'", async () => {
+    const user = await verifiedUser(server);
+    const headers = { cookie: user.cookie };
+    expect((await fetch(`${server.url}/api/usage`, { headers })).status).toBe(200);
+
+    await mongo.stop();
+    try {
+      const [usage, models] = await Promise.all([
+        fetch(`${server.url}/api/usage`, { headers }),
+        fetch(`${server.url}/v1/models`, { headers }),
+      ]);
+      for (const res of [usage, models]) {
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("5");
+        expect(await res.json()).toEqual({ error: { message: expect.stringContaining("database is unreachable"), type: "api_error", code: "service_unavailable" } });
+      }
+      expect(models.headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
+    } finally {
+      mongo = await startFerretdb({ dir, port });
+    }
+    expect(await statusOnceServing(() => fetch(`${server.url}/api/usage`, { headers }), Date.now() + 20_000)).toBe(200);
+  }, 60_000);
+
   it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), and serves again once it resumes", async () => {
     const { user, chat } = await fundedUserWithChat("hang");
     expect((await chat()).status).toBe(200);

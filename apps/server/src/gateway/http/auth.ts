@@ -12,16 +12,17 @@ export function principalOf(res: Response): Principal {
   return principal;
 }
 
-/** What the session reader may refuse with that the client should see as such (not as a missing key). */
-const SESSION_REFUSALS = new Set(["session_expired", "csrf_rejected"]);
-
-/** The dashboard's session cookie; the reader also refuses cookie-authenticated writes from another site (CONTRACT 2). */
+/**
+ * The dashboard's session cookie; the reader also refuses cookie-authenticated writes from another site (CONTRACT 2).
+ * Only "no valid session" reads as a missing key: its other refusals (session_expired, csrf_rejected) and failures
+ * (the database unreachable: 503) reach the client as they are.
+ */
 async function fromSession(ctx: AppContext, req: Request): Promise<Principal> {
   let principal: Principal | null;
   try {
     principal = await ctx.sessions.fromRequest(req);
   } catch (err) {
-    if (isAppError(err) && SESSION_REFUSALS.has(err.code)) throw err;
+    if (!isAppError(err) || err.code !== "unauthorized") throw err;
     principal = null;
   }
   if (!principal) throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
