@@ -114,3 +114,28 @@ describe("status with the database down", () => {
     expect(body.status).toBe("error");
   });
 });
+
+describe("status with the payment processor refusing the secret key", () => {
+  const secretKey = "sk_live_S3cretTail9876";
+  let server: TestServer;
+  beforeAll(async () => {
+    // stripe-mock refuses a live-mode key the way Stripe refuses an unknown one (401), quoting it in its message
+    server = await startTestServer({ env: { STRIPE_SECRET_KEY: secretKey } });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("GET /api/status/external says the key was refused without quoting the processor (no part of the key)", async () => {
+    const res = await http(`${server.url}/api/status/external`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain("S3cretTail9876");
+    expect(JSON.parse(text).services.payment_provider).toEqual({
+      status: "unhealthy",
+      response_time: expect.any(Number),
+      last_check: expect.any(String),
+      issue: "payment processor refused the API key (HTTP 401)",
+    });
+  });
+});

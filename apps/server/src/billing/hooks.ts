@@ -2,6 +2,17 @@ import { billing, createStripeClient, registerBillingNotifier, registerBillingUs
 import type { AppContext } from "../context";
 import { paymentFailedMailer } from "./payment-failed-mail";
 
+/**
+ * The report is public: the processor's own wording is not shown (Stripe's refusal of a key quotes the key, masked
+ * or, from stripe-mock, whole), only what failed.
+ */
+function paymentIssue(err: unknown): string {
+  const statusCode = (err as { statusCode?: unknown } | undefined)?.statusCode;
+  if (statusCode === 401 || statusCode === 403) return `payment processor refused the API key (HTTP ${statusCode})`;
+  if (typeof statusCode === "number") return `payment processor failed (HTTP ${statusCode})`;
+  return "payment processor unreachable";
+}
+
 /** payment_provider in GET /api/status/external: one cheap authenticated Stripe call; unknown without a key. */
 function registerPaymentHealthCheck(ctx: AppContext): void {
   const stripe = createStripeClient(ctx.config);
@@ -11,7 +22,7 @@ function registerPaymentHealthCheck(ctx: AppContext): void {
       await stripe.balance.retrieve({}, { timeout: 2_000, maxNetworkRetries: 0 });
       return { status: "healthy" };
     } catch (err) {
-      return { status: "unhealthy", issue: `payment processor unreachable: ${(err as Error).message}` };
+      return { status: "unhealthy", issue: paymentIssue(err) };
     }
   });
 }
