@@ -43,6 +43,9 @@ function createRedis(base: ServiceBase): Redis | undefined {
   return redis;
 }
 
+/** How often each instance pings the database in the background (GET /api/status reads when it last answered). */
+const DATABASE_PING_INTERVAL_MS = 1_000;
+
 /** Builds the services of one app instance. */
 export async function createServices(base: ServiceBase): Promise<AppContext> {
   const redis = createRedis(base);
@@ -55,6 +58,8 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
   });
   base.onShutdown(() => apiKeys.close());
   const auth = await createAuthServices({ ...base, limits, revokeAllKeysForUser: (userId) => apiKeys.revokeAllKeysForUser(userId) });
+  // GET /api/status tells a busy database from a dead one by when it last answered
+  base.onShutdown(base.db.keepPinging(DATABASE_PING_INTERVAL_MS));
   const healthChecks = createHealthChecks({ clock: base.clock });
   healthChecks.register("database", databaseHealthCheck(base.db));
   return {

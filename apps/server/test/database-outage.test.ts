@@ -111,7 +111,7 @@ describe("the database unreachable for a while", () => {
     expect(await statusOnceServing(() => fetch(`${server.url}/api/usage`, { headers }), Date.now() + 20_000)).toBe(200);
   }, 60_000);
 
-  it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), and serves again once it resumes", async () => {
+  it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), GET /api/status too, and serves again once it resumes", async () => {
     const { user, chat } = await fundedUserWithChat("hang");
     expect((await chat()).status).toBe(200);
     // Idle until the reservation went back, so that the next request needs the database (key lookup, hold).
@@ -121,8 +121,24 @@ describe("the database unreachable for a while", () => {
 
     const pid = mongo.pid;
     if (pid === undefined) throw new Error("FerretDB has no pid");
+    const status = async () => {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/api/status`);
+      return { status: res.status, ms: performance.now() - started };
+    };
+    expect((await status()).status).toBe(200);
     process.kill(pid, "SIGSTOP");
+    const stoppedAt = Date.now();
     try {
+      // GET /api/status answers at once (CONTRACT 8: within 100 ms; here within a second, for a loaded test machine):
+      // a database that answered moments ago is taken as busy, then, still silent after 3 s, as down.
+      const busy = await status();
+      expect(busy.status).toBe(200);
+      expect(busy.ms).toBeLessThan(1_000);
+      await new Promise((r) => setTimeout(r, Math.max(0, stoppedAt + 3_500 - Date.now())));
+      const down = await status();
+      expect(down.status).toBe(503);
+      expect(down.ms).toBeLessThan(1_000);
       const started = Date.now();
       const [gateway, rest] = await Promise.all([chat(), call(server, "GET", "/api/keys", { cookie: user.cookie })]);
       // The driver's defaults waited 30 s for a connection handshake and longer for an answer.
@@ -136,6 +152,7 @@ describe("the database unreachable for a while", () => {
     }
 
     expect(await statusOnceServing(chat, Date.now() + 30_000)).toBe(200);
+    expect((await status()).status).toBe(200);
     expect((await ledger.verify(user.id)).problems).toEqual([]);
   }, 120_000);
 });

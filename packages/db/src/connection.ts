@@ -8,9 +8,27 @@ mongoose.set("strictQuery", true);
 export interface Database {
   connection: Connection;
   close(): Promise<void>;
-  /** One round trip; throws when the database is unreachable. */
+  /** One round trip; throws when the database is unreachable (a `PingTimeoutError` when it did not answer in time). */
   ping(timeoutMs?: number): Promise<void>;
+  /** When a ping last succeeded (`Date.now()` milliseconds; 0 before the first). */
+  lastAnsweredAt(): number;
+  /**
+   * Pings every `intervalMs` in the background, one at a time, so `lastAnsweredAt` stays fresh whether or not
+   * anything else asks. Returns the function that stops it.
+   */
+  keepPinging(intervalMs: number): () => void;
 }
+
+/** A ping that got no answer within its time: the database may be down, hung, or only busy. */
+export class PingTimeoutError extends Error {
+  override readonly name = "PingTimeoutError";
+  constructor() {
+    super("database ping timed out");
+  }
+}
+
+/** By name, so a copy of this module bundled elsewhere is recognised too. */
+export const isPingTimeout = (err: unknown): boolean => (err as Error | undefined)?.name === "PingTimeoutError";
 
 /**
  * Opens a dedicated connection (not the mongoose default), so several app instances can live in one
@@ -29,21 +47,39 @@ export async function connectDatabase(uri: string, options: { serverSelectionTim
     autoIndex: true,
   });
   await connection.asPromise();
+  let answeredAt = 0;
+  const ping = async (timeoutMs = 1_000): Promise<void> => {
+    const db = connection.db;
+    if (!db) throw new Error("database not connected");
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new PingTimeoutError()), timeoutMs);
+    });
+    try {
+      await Promise.race([db.command({ ping: 1 }), timeout]);
+      answeredAt = Date.now();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     connection,
     close: () => connection.close(),
-    async ping(timeoutMs = 1_000) {
-      const db = connection.db;
-      if (!db) throw new Error("database not connected");
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("database ping timed out")), timeoutMs);
-      });
-      try {
-        await Promise.race([db.command({ ping: 1 }), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+    ping,
+    lastAnsweredAt: () => answeredAt,
+    keepPinging(intervalMs) {
+      let inFlight = false;
+      const timer = setInterval(() => {
+        if (inFlight) return;
+        inFlight = true;
+        // its own failures are what lastAnsweredAt shows; a slow answer still counts when it comes
+        ping(BACKGROUND_PING_TIMEOUT_MS).catch(() => undefined).finally(() => { inFlight = false; });
+      }, intervalMs);
+      timer.unref();
+      return () => clearInterval(timer);
     },
   };
 }
+
+/** How long a background ping may wait: longer than a busy database's answer, shorter than the driver's own limits. */
+const BACKGROUND_PING_TIMEOUT_MS = 5_000;
