@@ -41,7 +41,7 @@ describe("anthropic tool use, translated from and to OpenAI's tool calls", () =>
       tool_choice: { type: "any", disable_parallel_tool_use: true },
     });
     // the tool's answer came last: the fake answers with text
-    expect(result.message).toEqual({ role: "assistant", content: "Echo: a cat" });
+    expect(result.message).toEqual({ role: "assistant", content: "Echo: a cat", refusal: null });
   });
 
   it("answers tool_use as tool_calls with a null content", async () => {
@@ -51,7 +51,7 @@ describe("anthropic tool use, translated from and to OpenAI's tool calls", () =>
     expect(result).toMatchObject({
       content: "",
       finishReason: "tool_calls",
-      message: { role: "assistant", content: null, tool_calls: [{ id: call?.id, type: "function", function: { name: "lookup", arguments: "{\"query\":\"find dogs\"}" } }] },
+      message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: call?.id, type: "function", function: { name: "lookup", arguments: "{\"query\":\"find dogs\"}" } }] },
       usage: { promptTokens: call?.promptTokens, completionTokens: call?.completionTokens },
     });
   });
@@ -80,7 +80,7 @@ describe("anthropic messages", () => {
     const result = await h.gateway.chat({ model: h.model("textB-3-haiku"), messages, maxTokens: 100, temperature: 1.6, signal: noAbort() });
     const expected = fakeChatReply(upstreamMessages, 100, "you are terse");
     expect(result).toEqual({
-      content: expected.content, message: { role: "assistant", content: expected.content }, finishReason: "stop",
+      content: expected.content, message: { role: "assistant", content: expected.content, refusal: null }, finishReason: "stop",
       usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens },
     });
     const sent = h.fakes.textB.lastRequest();
