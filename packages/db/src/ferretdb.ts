@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -90,6 +90,45 @@ export function lowerPriority(pid: number, niceness: number): void {
   }
 }
 
+/** Names the FerretDB running on a state directory and the gateway that started it. */
+const OWNER_FILE = "gateway-owner.json";
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * A gateway killed with SIGKILL (the OOM killer, `kill -9`) cannot stop its FerretDB, which then keeps running on the
+ * same files. The next start on that directory stops it first, when the gateway that started it is gone and the pid
+ * still runs FerretDB on this state directory (Linux /proc; elsewhere nothing is stopped).
+ */
+async function stopOrphan(stateDir: string): Promise<void> {
+  let owner: { pid?: unknown; ownerPid?: unknown };
+  try {
+    owner = JSON.parse(readFileSync(path.join(stateDir, OWNER_FILE), "utf8")) as typeof owner;
+  } catch {
+    return;
+  }
+  const { pid, ownerPid } = owner;
+  if (typeof pid !== "number" || typeof ownerPid !== "number" || isAlive(ownerPid)) return;
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return;
+  }
+  if (!args.includes(`--state-dir=${stateDir}`)) return;
+  process.kill(pid, "SIGTERM");
+  const deadline = Date.now() + 5_000;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (isAlive(pid)) process.kill(pid, "SIGKILL");
+}
+
 /**
  * Starts FerretDB with its SQLite backend under `dir` on a free loopback port. Debug HTTP is disabled so
  * several instances never collide on its default port. `niceness` (e.g. BACKGROUND_NICENESS) lowers its CPU
@@ -101,6 +140,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   const stateDir = path.join(options.dir, "state");
   mkdirSync(dataDir, { recursive: true });
   mkdirSync(stateDir, { recursive: true });
+  await stopOrphan(stateDir);
   const port = options.port ?? (await freePort());
   // eslint-disable-next-line no-restricted-properties -- the child's environment (spawn's default), not a setting read
   const env = ferretdbEnv(process.env);
@@ -113,6 +153,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
     "--telemetry=disable",
     "--log-level=error",
   ], { stdio: ["ignore", "pipe", "pipe"], env });
+  if (child.pid !== undefined) writeFileSync(path.join(stateDir, OWNER_FILE), JSON.stringify({ pid: child.pid, ownerPid: process.pid }));
   const log = options.log;
   child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
   child.stderr?.on("data", (b: Buffer) => log?.(b.toString()));

@@ -1,0 +1,68 @@
+// A gateway that runs its embedded FerretDB (no MONGODB_URI) and is killed with SIGKILL (the OOM killer, `kill -9`)
+// cannot stop that FerretDB. Started again on the same DATA_DIR, it must not leave the old one running beside the new.
+import { readdirSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { startServerProcess, type ServerProcess } from "./support/server-process";
+
+/** The pids of the FerretDB processes serving `dataDir` (Linux /proc). */
+function ferretdbPids(dataDir: string): number[] {
+  const stateDir = `--state-dir=${path.join(dataDir, "ferretdb", "state")}`;
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (args.includes(stateDir)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+const exited = (server: ServerProcess) => new Promise<void>((resolve) => {
+  if (server.process.exitCode !== null || server.process.signalCode !== null) return resolve();
+  server.process.once("exit", () => resolve());
+});
+
+describe.runIf(process.platform === "linux")("embedded database after a crash", () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-crash-"));
+  const env = { DATA_DIR: dataDir, SESSION_SECRET: "embedded-crash-secret-embedded-crash-01" };
+  const started: ServerProcess[] = [];
+
+  afterAll(async () => {
+    await Promise.all(started.filter((s) => s.process.exitCode === null && s.process.signalCode === null).map((s) => s.stop()));
+    for (const pid of ferretdbPids(dataDir)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // exited meanwhile
+      }
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("a restart after SIGKILL stops the FerretDB the killed gateway left running, and serves", async () => {
+    const first = await startServerProcess(env);
+    started.push(first);
+    const [orphan] = ferretdbPids(dataDir);
+    expect(orphan).toBeDefined();
+    first.process.kill("SIGKILL");
+    await exited(first);
+    expect(ferretdbPids(dataDir)).toEqual([orphan]);
+
+    const second = await startServerProcess(env);
+    started.push(second);
+    const running = ferretdbPids(dataDir);
+    expect(running).toHaveLength(1);
+    expect(running).not.toContain(orphan);
+    const status = await fetch(`${second.url}/api/status`);
+    expect(status.status).toBe(200);
+
+    // a clean stop takes the new one down with it
+    await second.stop();
+    expect(ferretdbPids(dataDir)).toEqual([]);
+  }, 90_000);
+});
