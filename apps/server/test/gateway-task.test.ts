@@ -462,6 +462,22 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(await balanceMicros(server, user.userId)).toBe(before);
   });
 
+  it("unknown voice is 400 naming 'voice' even for an account that could not pay (checked before the hold, not hidden by a 402)", async () => {
+    const broke = await fundedUser(server, 0);
+    const tts = await postJson(server, "/api/v1/task", broke.key, { model: "speechvendor-tts", text: "hello", voice: "Nobody" });
+    expect(tts.status).toBe(400);
+    expect((await readJson(tts)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'voice'") });
+    const form = new FormData();
+    form.append("model", "speechvendor-sts");
+    form.append("voice", "Nobody");
+    form.append("audio", new Blob([Buffer.alloc(4_000, 1)], { type: "audio/mpeg" }), "a.mp3");
+    const sts = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${broke.key}` }, body: form });
+    expect(sts.status).toBe(400);
+    expect((await readJson(sts)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'voice'") });
+    // a known voice on the same account is the 402 it always was
+    expect((await postJson(server, "/api/v1/task", broke.key, { model: "speechvendor-tts", text: "hello", voice: "Rachel" })).status).toBe(402);
+  });
+
   it("an ElevenLabs 422 (FastAPI's detail list) is 400 invalid_parameter naming the field it refused, and costs nothing", async () => {
     const detail = [{ type: "string_too_long", loc: ["body", "text"], msg: "String should have at most 5000 characters", input: "…" }];
     fakes.speech.failNext(1, { kind: "status", status: 422, body: { detail } }, { path: "/v1/text-to-speech/" });

@@ -65,6 +65,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
       return openai.embeddings(req);
     },
     generateImage: async (req) => pick(images, req.model, "image generation").generateImage(req),
+    checkVoice: async (req) => pick(speech, req.model, "text-to-speech").checkVoice(req),
     textToSpeech: async (req) => pick(speech, req.model, "text-to-speech").textToSpeech(req),
     speechToSpeech: async (req) => pick(speech, req.model, "speech-to-speech").speechToSpeech(req),
     speechToText: async (req) => pick(speech, req.model, "speech-to-text").speechToText(req),

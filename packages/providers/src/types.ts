@@ -197,6 +197,8 @@ export interface ProviderGateway {
   completion(req: CompletionRequest): Promise<CompletionResult>;
   embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
   generateImage(req: ImageRequest): Promise<ImageResult>;
+  /** Throws 400 invalid_parameter for an unknown voice name (cached voices list), before anything is held or sent. */
+  checkVoice(req: Pick<SpeechRequest, "model" | "voice">): Promise<void>;
   textToSpeech(req: SpeechRequest): Promise<AudioResult>;
   speechToSpeech(req: SpeechToSpeechRequest): Promise<AudioResult>;
   speechToText(req: TranscriptionRequest): Promise<TranscriptionResult>;

@@ -11,6 +11,8 @@ import {
 import type { VoiceDirectory } from "./voice-directory";
 
 export interface SpeechAdapter {
+  /** Throws 400 invalid_parameter for a voice name the upstream does not have (the cached voices list). */
+  checkVoice(req: Pick<SpeechRequest, "model" | "voice">): Promise<void>;
   textToSpeech(req: SpeechRequest): Promise<AudioResult>;
   speechToSpeech(req: SpeechToSpeechRequest): Promise<AudioResult>;
   speechToText(req: TranscriptionRequest): Promise<TranscriptionResult>;
@@ -30,6 +32,9 @@ export function createElevenLabsAdapter(client: UpstreamClient, endpointFor: End
   }
 
   return {
+    async checkVoice(req) {
+      await voices.resolve(endpointFor(req.model), req.voice);
+    },
     textToSpeech: (req) => voiceAudio(req, buildTextToSpeechRequest),
     speechToSpeech: (req) => voiceAudio(req, buildSpeechToSpeechRequest),
 

@@ -38,6 +38,8 @@ export async function runTextToSpeech(
 ): Promise<{ audio: AudioResult; cost: number }> {
   const characters = [...call.text].length;
   const price = characterCost(call.model, characters);
+  // an unknown voice is a 400 whatever the balance: checked before the hold (a 402 would hide it)
+  await deps.providers.checkVoice(call);
   const { result, cost } = await billed(deps, meta, price, call.model.id, () => deps.providers.textToSpeech({ ...call, signal: meta.signal }), (r) => {
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
     return price;
@@ -62,6 +64,7 @@ export async function runSpeechToSpeech(
 ): Promise<{ audio: AudioResult; cost: number; seconds: number }> {
   const declared = await declaredAudioSeconds(call.audio.data, call.audio.contentType);
   const held = heldAudioSeconds(call.audio.data.length, declared);
+  await deps.providers.checkVoice(call);
   let seconds = held;
   const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToSpeech({ ...call, signal: meta.signal }), (r) => {
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
