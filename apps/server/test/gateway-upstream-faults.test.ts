@@ -116,6 +116,27 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(fakeChatReply(messages, 100).promptTokens + 2 * fakeChatReply(messages, 100).completionTokens);
   });
 
+  it("textA: an error event (server_error) before any output is retried like a 500; past the retries it is 502 at no cost", async () => {
+    const user = await fundedUser(server, 1);
+    const messages = [{ role: "user", content: "one two three" }];
+    fakes.textA.erroredStreams = 1;
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, stream: true });
+    const reply = await expectWholeStream(res, messages);
+    expect(fakes.textA.requests).toHaveLength(2);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+
+    fakes.clearAll();
+    fakes.textA.erroredStreams = 5;
+    const failed = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, stream: true });
+    expect(failed.status).toBe(502);
+    expect(await readJson(failed)).toEqual({ error: {
+      message: "The upstream provider failed (HTTP 500): The server had an error while processing your request. Sorry about that!", type: "api_error", code: "upstream_error",
+    } });
+    // UPSTREAM_MAX_RETRIES=1: two attempts
+    expect(fakes.textA.requests).toHaveLength(2);
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+  });
+
   it("textB: an overloaded_error event (Messages' in-stream 529) before any output is retried like a 529; past the retries it is 502 at no cost", async () => {
     const user = await fundedUser(server, 1);
     const messages = [{ role: "user", content: "one two three" }];

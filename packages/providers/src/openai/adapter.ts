@@ -7,7 +7,7 @@ import { countMessageTokens, countTokens } from "../tokens";
 import type { ChatRequest, ChatResult, ChatStreamEvent, CompletionRequest, CompletionResult, EmbeddingRequest, EmbeddingResult } from "../types";
 import {
   buildChatRequest, buildCompletionRequest, buildEmbeddingsRequest, parseChatResponse, parseChatStreamEvent,
-  parseCompletionResponse, parseEmbeddingsResponse, parseError,
+  parseCompletionResponse, parseEmbeddingsResponse, parseError, streamFailure,
 } from "./transform";
 
 export interface TextAdapter {
@@ -40,7 +40,7 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
     chatStream(req) {
       const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
       return foldTextStream({
-        events: (replayable) => client.events({ ...built, signal: req.signal, parseError, replayable }),
+        events: (replayable) => client.events({ ...built, signal: req.signal, parseError, replayable, eventFailure: streamFailure }),
         parseStreamEvent: parseChatStreamEvent,
         countPrompt: () => countMessageTokens(req.messages),
       });

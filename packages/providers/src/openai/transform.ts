@@ -3,6 +3,7 @@
 import type { AppError } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
 import type { SseEvent } from "../http/sse";
+import { StreamFailure } from "../http/upstream-client";
 import type { StreamPiece } from "../text-stream";
 import type { ChatMessage, ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
@@ -95,6 +96,38 @@ export function parseChatResponse(json: unknown): Omit<ChatResult, "usage"> & { 
   const usageDetails = usageDetailsOf(parsed.data.usage);
   if (usageDetails) result.usageDetails = usageDetails;
   return result;
+}
+
+/** The HTTP status each OpenAI error type stands for, so an error event in a stream is treated like that status. */
+const ERROR_TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  rate_limit_error: 429,
+  requests: 429,
+  tokens: 429,
+  server_error: 500,
+};
+
+/**
+ * A stream's `data: {"error": {...}}` event (OpenAI and compatible servers report a failure after the 200 that way)
+ * for the upstream client, which retries it like the status its type stands for (500 when unknown) as long as nothing
+ * reached the client. Chunks are checked for the key's text first, so a normal chunk is not parsed twice.
+ */
+export function streamFailure(event: SseEvent): StreamFailure | undefined {
+  if (!event.data.includes('"error"')) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(event.data);
+  } catch {
+    return undefined;
+  }
+  const error = typeof json === "object" && json !== null ? (json as { error?: unknown }).error : undefined;
+  if (typeof error !== "object" || error === null) return undefined;
+  const { type, message } = error as { type?: unknown; message?: unknown };
+  const status = (typeof type === "string" ? ERROR_TYPE_STATUS[type] : undefined) ?? 500;
+  return new StreamFailure(status, upstreamStatusError(status, typeof message === "string" ? message : undefined));
 }
 
 export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {

@@ -52,6 +52,8 @@ function embeddingInputs(input: unknown): string[] | number[][] | undefined {
 export class FakeOpenAi extends FakeServer {
   /** false: answers (streamed or not) carry no usage, like some compatible servers */
   reportUsage = true;
+  /** the next this many chat streams answer 200, the role chunk, then `data: {"error": {type: "server_error"}}` */
+  erroredStreams = 0;
   /** Set: chat usage also carries these breakdowns (OpenAI's prompt_tokens_details, completion_tokens_details) */
   usageDetails: Record<string, unknown> | undefined = undefined;
   /**
@@ -67,6 +69,7 @@ export class FakeOpenAi extends FakeServer {
 
   protected override resetOptions(): void {
     this.reportUsage = true;
+    this.erroredStreams = 0;
     this.usageDetails = undefined;
     this.floodBytes = undefined;
   }
@@ -123,6 +126,15 @@ export class FakeOpenAi extends FakeServer {
     const model = String(body.model);
     const created = Math.floor(Date.now() / 1000);
     const logprobs = body.logprobs === true;
+    if (body.stream === true && this.erroredStreams > 0) {
+      this.erroredStreams--;
+      const error = { message: "The server had an error while processing your request. Sorry about that!", type: "server_error", param: null, code: null };
+      await writeSse(ctx, [
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`,
+        `data: ${JSON.stringify({ error })}\n\n`,
+      ], () => this.pause());
+      return true;
+    }
     if (body.stream === true && this.floodBytes !== undefined) {
       await this.floodStream(ctx, this.floodBytes, (choices) => `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices })}\n\n`);
       return true;
