@@ -10,7 +10,7 @@ export interface Database {
   close(): Promise<void>;
   /** One round trip; throws when the database is unreachable (a `PingTimeoutError` when it did not answer in time). */
   ping(timeoutMs?: number): Promise<void>;
-  /** When a ping last succeeded (`Date.now()` milliseconds; 0 before the first). */
+  /** When the database last answered a ping (`Date.now()` milliseconds; the connection's opening before the first). */
   lastAnsweredAt(): number;
   /**
    * Pings every `intervalMs` in the background, one at a time, so `lastAnsweredAt` stays fresh whether or not
@@ -47,7 +47,8 @@ export async function connectDatabase(uri: string, options: { serverSelectionTim
     autoIndex: true,
   });
   await connection.asPromise();
-  let answeredAt = 0;
+  // the connection's handshake was an answer: a status asked before the first ping has something to go on
+  let answeredAt = Date.now();
   const ping = async (timeoutMs = 1_000): Promise<void> => {
     const db = connection.db;
     if (!db) throw new Error("database not connected");
@@ -64,7 +65,11 @@ export async function connectDatabase(uri: string, options: { serverSelectionTim
   };
   return {
     connection,
-    close: () => connection.close(),
+    close: async () => {
+      // closed on purpose: nothing it answered before counts any more
+      answeredAt = 0;
+      await connection.close();
+    },
     ping,
     lastAnsweredAt: () => answeredAt,
     keepPinging(intervalMs) {
