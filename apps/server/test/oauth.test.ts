@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support/fake-oauth";
 import { startTestServer, type TestServer } from "./harness";
-import { call, cookieFrom, RELAXED_LIMITS, sessionCookie, signup, uniqueEmail } from "./auth-helpers";
+import { call, cookieFrom, login, RELAXED_LIMITS, sessionCookie, signup, uniqueEmail, verifiedUser } from "./auth-helpers";
 
 describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
   let fake: FakeOAuthServer;
@@ -96,6 +96,37 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     const me = await call(server, "GET", "/api/auth/me", { cookie });
     expect(me.body.user.id).toBe(created.body.user.id);
     expect(me.body.user.email_verified).toBe(true);
+  });
+
+  it("linking an account whose e-mail was never verified drops the password and sessions of whoever signed it up", async () => {
+    // someone signs up with the victim's address and a password of their own, and stays logged in
+    const email = uniqueEmail("prehijack");
+    const created = await signup(server, email, "Mallory-Pass-77");
+    const squatterCookie = await login(server, email, "Mallory-Pass-77");
+    // the owner of the address signs in with Google, which vouches for it
+    fake.google.profile = { sub: "g-prehijack", email, email_verified: true, name: "Victim" };
+    const { cookie } = await roundTrip("google");
+    const me = await call(server, "GET", "/api/auth/me", { cookie });
+    expect(me.status).toBe(200);
+    expect(me.body.user).toMatchObject({ id: created.body.user.id, email_verified: true });
+    // the squatter is out: the unproven password no longer logs in, the old session is revoked
+    const squatterLogin = await call(server, "POST", "/api/auth/login", { body: { email, password: "Mallory-Pass-77" } });
+    expect(squatterLogin.status).toBe(401);
+    expect(squatterLogin.body).toEqual({ error: { message: "Invalid e-mail or password.", type: "authentication_error", code: "invalid_credentials" } });
+    const squatterMe = await call(server, "GET", "/api/auth/me", { cookie: squatterCookie });
+    expect(squatterMe.status).toBe(401);
+    expect(squatterMe.body).toMatchObject({ error: { code: "unauthorized" } });
+    // the owner's own session keeps working
+    expect((await call(server, "GET", "/api/auth/me", { cookie })).status).toBe(200);
+  });
+
+  it("linking an already verified account keeps its password and sessions", async () => {
+    const { email, cookie: ownerCookie } = await verifiedUser(server);
+    fake.google.profile = { sub: "g-link-verified", email, email_verified: true, name: "Owner" };
+    const { cookie } = await roundTrip("google");
+    expect((await call(server, "GET", "/api/auth/me", { cookie })).status).toBe(200);
+    expect((await call(server, "GET", "/api/auth/me", { cookie: ownerCookie })).status).toBe(200);
+    expect(await login(server, email)).toMatch(/^gw_session=/);
   });
 
   it("does not link an existing account through an unverified provider e-mail", async () => {
