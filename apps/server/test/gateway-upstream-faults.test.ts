@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "@gw/providers";
@@ -154,5 +156,51 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     // UPSTREAM_MAX_RETRIES=1: two attempts
     expect(fakes.textB.requests).toHaveLength(2);
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+  });
+});
+
+describe("upstream 429: the provider's wording about the operator's account stays with the operator", () => {
+  // OpenAI's and Anthropic's own 429 bodies: they name the operator's organization and its quota
+  const OPENAI_RATE = "Rate limit reached for gpt-4 in organization org-OperatorSecret42 on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 20s.";
+  const OPENAI_QUOTA = "You exceeded your current quota, please check your plan and billing details.";
+  const ANTHROPIC_RATE = "This request would exceed the rate limit for your organization (5fb2b4a6-0000-4000-8000-operator0001) of 50 requests per minute.";
+  let upstream: Server;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "20" });
+        if (req.url === "/v1/messages") {
+          res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: ANTHROPIC_RATE } }));
+          return;
+        }
+        const quota = req.headers["x-test-quota"] === "1";
+        res.end(JSON.stringify({ error: { message: quota ? OPENAI_QUOTA : OPENAI_RATE, type: quota ? "insufficient_quota" : "requests", param: null, code: quota ? "insufficient_quota" : "rate_limit_exceeded" } }));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    server = await startTestServer({
+      env: { TEXTA_BASE_URL: base, TEXTA_API_KEY: "sk-operator", TEXTB_BASE_URL: base, TEXTB_API_KEY: "sk-ant-operator", UPSTREAM_MAX_RETRIES: "0" },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  });
+
+  it.each([
+    ["textA rate limit", "textA-4", {}],
+    ["textA quota", "textA-4", { "x-test-quota": "1" }],
+    ["textB rate limit", "textB-3-haiku", {}],
+  ])("%s: 502 upstream_error without the upstream's message, at no cost", async (_name, model, headers) => {
+    const user = await fundedUser(server, 1);
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 10 }, headers);
+    expect(res.status).toBe(502);
+    expect(res.headers.get("retry-after")).toBe("20");
+    expect(await readJson(res)).toEqual({ error: { message: "The upstream provider failed (HTTP 429): it is rate-limiting the gateway.", type: "api_error", code: "upstream_error" } });
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
   });
 });

@@ -31,4 +31,10 @@ describe("upstreamStatusError", () => {
     expect(err.code).toBe("upstream_error");
     expect(err.message).toBe("The upstream provider failed (HTTP 402): it refused the gateway's account for payment.");
   });
+
+  it("a 429 does not pass on the upstream's wording, which names the operator's organization and quota", () => {
+    const err = upstreamStatusError(429, "Rate limit reached for gpt-4 in organization org-abc123 on requests per min (RPM): Limit 500.");
+    expect(err.code).toBe("upstream_error");
+    expect(err.message).toBe("The upstream provider failed (HTTP 429): it is rate-limiting the gateway.");
+  });
 });

@@ -20,7 +20,8 @@ export function readErrorMessage(body: string, pick: (json: unknown) => unknown)
  * Anything else (auth, 404 model, 429/5xx after retries): our upstream failed, 502 without charging. A refusal of the
  * gateway's own upstream credentials (401/403) keeps the upstream's wording to itself: it concerns the operator's
  * account, and may quote part of its key. So does a 402 (the operator's account with the provider cannot pay): its
- * "Insufficient credits" would read as the caller's own balance.
+ * "Insufficient credits" would read as the caller's own balance. So does a 429: OpenAI's and Anthropic's name the
+ * operator's organization and its quota ("in organization org-…", "You exceeded your current quota").
  */
 export function upstreamStatusError(status: number, message: string | undefined): AppError {
   if (status === 401 || status === 403) {
@@ -28,6 +29,9 @@ export function upstreamStatusError(status: number, message: string | undefined)
   }
   if (status === 402) {
     return new AppError("upstream_error", "The upstream provider failed (HTTP 402): it refused the gateway's account for payment.");
+  }
+  if (status === 429) {
+    return new AppError("upstream_error", "The upstream provider failed (HTTP 429): it is rate-limiting the gateway.");
   }
   if (status === 400 || status === 413 || status === 422) {
     return new AppError("invalid_parameter", `The upstream provider rejected the request: ${sentence(message ?? `HTTP ${status}`)}`);
