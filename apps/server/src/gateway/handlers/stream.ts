@@ -97,8 +97,8 @@ class SseWriter {
 }
 
 /**
- * A streamed chat answer. The status line is sent with the first upstream event, so a failure before any
- * output is still a plain JSON error (and costs nothing). After output began, a cut stream (client gone or
+ * A streamed chat answer. The status line is sent with the first output (a text or tool-call delta, not the
+ * upstream's role chunk or message_start), so a failure before any output is still a plain JSON error (and costs nothing). After output began, a cut stream (client gone or
  * upstream broken) is charged for the prompt (as the upstream reported it, else counted) and the text produced so
  * far, counted with the tokenizer.
  */
