@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { call, login, PASSWORD, RELAXED_LIMITS, sessionCookie, signup, tokenFromMail, uniqueEmail } from "./auth-helpers";
 
@@ -126,7 +126,8 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual(unknown.body);
     expect(res.body).toEqual({ success: true, message: expect.any(String) });
-    const token = tokenFromMail(server, email, "reset-password");
+    // the mail is sent after the answer
+    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
 
     const weak = await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: "weak" } });
     expect(weak.status).toBe(400);
@@ -149,7 +150,7 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
   it("reset tokens expire after one hour", async () => {
     const { email } = await freshLogin();
     await call(server, "POST", "/api/auth/password-reset", { body: { email } });
-    const token = tokenFromMail(server, email, "reset-password");
+    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
     server.clock.advance(61 * MIN);
     const res = await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: "Violet-Harbor-57" } });
     expect(res.status).toBe(400);

@@ -173,9 +173,13 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const user = await users.findByEmail(email);
       // unknown e-mails get the same answer; only a real account receives a mail
       if (!user || user.deletedAt) return;
-      const token = await tokens.issue("password_reset", user.id, RESET_TTL_MS);
-      const link = `${deps.publicUrl}/reset-password?token=${encodeURIComponent(token)}`;
-      await sendMail(() => mailer.send(passwordResetMail(user.email, link)), "password reset");
+      // ...and as soon: the token and the mail are made after the answer, so its timing does not tell (an SMTP
+      // round trip made a real account's answer slower, which let anyone test addresses for accounts)
+      void sendMail(async () => {
+        const token = await tokens.issue("password_reset", user.id, RESET_TTL_MS);
+        const link = `${deps.publicUrl}/reset-password?token=${encodeURIComponent(token)}`;
+        await mailer.send(passwordResetMail(user.email, link));
+      }, "password reset");
     },
 
     async confirmPasswordReset(token, password) {
