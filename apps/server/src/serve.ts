@@ -27,6 +27,25 @@ async function drain(server: Server, ms: number): Promise<void> {
   clearTimeout(deadline);
 }
 
+/**
+ * Listens on HOST:PORT. A refusal (the port taken, a host name that does not resolve or is not this machine's) stops
+ * the start with a message naming the setting, instead of an unhandled 'error' event and its stack trace.
+ */
+function listen(server: Server, config: Config): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const refused = (err: NodeJS.ErrnoException) => {
+      reject(new Error(err.code === "EADDRINUSE"
+        ? `PORT ${config.port} is already in use on HOST ${config.host}: stop what listens there or set another PORT`
+        : `cannot listen on HOST ${config.host} PORT ${config.port}: ${err.message}`));
+    };
+    server.once("error", refused);
+    server.listen(config.port, config.host, () => {
+      server.off("error", refused);
+      resolve();
+    });
+  });
+}
+
 /** Runs the gateway until SIGINT/SIGTERM: embedded FerretDB when MONGODB_URI is unset, then the HTTP server. */
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
@@ -42,9 +61,8 @@ export async function serve(config: Config): Promise<void> {
   const server = app.createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  server.listen(config.port, config.host, () => {
-    logger.info({ url: config.publicUrl, port: config.port }, "AI gateway listening");
-  });
+  await listen(server, config);
+  logger.info({ url: config.publicUrl, port: config.port }, "AI gateway listening");
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,0 +1,60 @@
+// A setting the server cannot start with stops `npm start` with a message naming it and exit code 1, no stack trace
+// (docs/configuration.md), also when the setting only fails once it is used (a port taken, a missing binary).
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "@gw/db";
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/main.js");
+const dataDirs: string[] = [];
+
+/** Runs the built server with these settings until it exits (at most 30 s); its exit code and stderr. */
+async function startExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-start-"));
+  dataDirs.push(dataDir);
+  const child = spawn(process.execPath, [MAIN], {
+    // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
+    env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", DATA_DIR: dataDir, SESSION_SECRET: "startup-errors-secret-startup-errors-01", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, stderr };
+}
+
+/** A line of a JavaScript stack trace. */
+const STACK_LINE = /^\s+at /m;
+
+describe("start-up errors", () => {
+  afterAll(() => {
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a PORT already in use: exit 1 naming PORT, no stack trace", async () => {
+    const port = await freePort();
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
+    try {
+      const { code, stderr } = await startExpectingExit({ PORT: String(port) });
+      expect(code).toBe(1);
+      expect(stderr).toContain(`PORT ${port} is already in use`);
+      expect(stderr).not.toMatch(STACK_LINE);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 60_000);
+
+  it("a HOST that does not resolve: exit 1 naming HOST, no stack trace", async () => {
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), HOST: "no-such-host.invalid" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("HOST no-such-host.invalid");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
+});
