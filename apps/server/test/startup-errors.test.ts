@@ -57,4 +57,12 @@ describe("start-up errors", () => {
     expect(stderr).toContain("HOST no-such-host.invalid");
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
+
+  it("a FERRETDB_BIN that does not exist: exit 1 naming FERRETDB_BIN, no stack trace", async () => {
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), FERRETDB_BIN: "/nonexistent/ferretdb" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("FerretDB binary /nonexistent/ferretdb could not be run");
+    expect(stderr).toContain("FERRETDB_BIN");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
 });

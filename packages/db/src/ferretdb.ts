@@ -24,9 +24,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitForPort(port: number, child: ChildProcess, timeoutMs: number, spawnError: () => Error | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    const failed = spawnError();
+    if (failed) throw failed;
     if (child.exitCode !== null) throw new Error(`ferretdb exited early with code ${child.exitCode}`);
     const open = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, "127.0.0.1");
@@ -153,6 +155,12 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
     "--telemetry=disable",
     "--log-level=error",
   ], { stdio: ["ignore", "pipe", "pipe"], env });
+  // A binary that cannot be run (missing, not executable) is an 'error' event, which unheard ends the process with a
+  // stack trace: it stops the start with a message naming the binary and where it comes from.
+  let spawnError: Error | undefined;
+  child.once("error", (err) => {
+    spawnError = new Error(`FerretDB binary ${binary} could not be run (${err.message}): set FERRETDB_BIN to it, run \`node scripts/install-tools.mjs ferretdb\` (needs Go), or set MONGODB_URI`);
+  });
   if (child.pid !== undefined) writeFileSync(path.join(stateDir, OWNER_FILE), JSON.stringify({ pid: child.pid, ownerPid: process.pid }));
   const log = options.log;
   child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
@@ -162,7 +170,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   process.once("exit", killOnExit);
   child.once("exit", () => process.off("exit", killOnExit));
   try {
-    await waitForPort(port, child, 30_000);
+    await waitForPort(port, child, 30_000, () => spawnError);
     if (options.niceness !== undefined && child.pid !== undefined) lowerPriority(child.pid, options.niceness);
   } catch (err) {
     child.kill("SIGKILL");
