@@ -1,8 +1,10 @@
 // A gateway that runs its embedded FerretDB (no MONGODB_URI) and is killed with SIGKILL (the OOM killer, `kill -9`)
 // cannot stop that FerretDB. Started again on the same DATA_DIR, it must not leave the old one running beside the new.
+import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 
@@ -20,6 +22,14 @@ function ferretdbPids(dataDir: string): number[] {
     }
   }
   return pids;
+}
+
+/** `npm run reconcile` on `dataDir`: its exit code. */
+function reconcile(dataDir: string): Promise<number | null> {
+  const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/reconcile.js");
+  // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", DATA_DIR: dataDir }, stdio: "ignore" });
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
 
 const exited = (server: ServerProcess) => new Promise<void>((resolve) => {
@@ -62,6 +72,25 @@ describe.runIf(process.platform === "linux")("embedded database after a crash", 
     expect(status.status).toBe(200);
 
     // a clean stop takes the new one down with it
+    await second.stop();
+    expect(ferretdbPids(dataDir)).toEqual([]);
+  }, 90_000);
+
+  it("the same after `npm run reconcile` ran beside the gateway (its own FerretDB did not make the gateway's forgotten)", async () => {
+    const first = await startServerProcess(env);
+    started.push(first);
+    const [orphan] = ferretdbPids(dataDir);
+    expect(orphan).toBeDefined();
+    expect(await reconcile(dataDir)).toBe(0);
+    first.process.kill("SIGKILL");
+    await exited(first);
+    expect(ferretdbPids(dataDir)).toEqual([orphan]);
+
+    const second = await startServerProcess(env);
+    started.push(second);
+    const running = ferretdbPids(dataDir);
+    expect(running).toHaveLength(1);
+    expect(running).not.toContain(orphan);
     await second.stop();
     expect(ferretdbPids(dataDir)).toEqual([]);
   }, 90_000);

@@ -92,8 +92,13 @@ export function lowerPriority(pid: number, niceness: number): void {
   }
 }
 
-/** Names the FerretDB running on a state directory and the gateway that started it. */
+/**
+ * Names the FerretDBs running on a state directory and the process that started each: a gateway, and meanwhile
+ * `npm run reconcile` (its own FerretDB on the same files), so that a start never forgets the gateway's.
+ */
 const OWNER_FILE = "gateway-owner.json";
+
+interface Owner { pid: number; ownerPid: number }
 
 function isAlive(pid: number): boolean {
   try {
@@ -104,20 +109,22 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/**
- * A gateway killed with SIGKILL (the OOM killer, `kill -9`) cannot stop its FerretDB, which then keeps running on the
- * same files. The next start on that directory stops it first, when the gateway that started it is gone and the pid
- * still runs FerretDB on this state directory (Linux /proc; elsewhere nothing is stopped).
- */
-async function stopOrphan(stateDir: string): Promise<void> {
-  let owner: { pid?: unknown; ownerPid?: unknown };
+/** The records of OWNER_FILE; one object (the file's form before it listed several) reads as a list of one. */
+function readOwners(stateDir: string): Owner[] {
+  let raw: unknown;
   try {
-    owner = JSON.parse(readFileSync(path.join(stateDir, OWNER_FILE), "utf8")) as typeof owner;
+    raw = JSON.parse(readFileSync(path.join(stateDir, OWNER_FILE), "utf8"));
   } catch {
-    return;
+    return [];
   }
-  const { pid, ownerPid } = owner;
-  if (typeof pid !== "number" || typeof ownerPid !== "number" || isAlive(ownerPid)) return;
+  return (Array.isArray(raw) ? raw as unknown[] : [raw]).filter((o): o is Owner => {
+    const { pid, ownerPid } = (o ?? {}) as { pid?: unknown; ownerPid?: unknown };
+    return typeof pid === "number" && typeof ownerPid === "number";
+  });
+}
+
+/** Stops `pid` when it still runs FerretDB on this state directory (Linux /proc; elsewhere nothing is stopped). */
+async function stopOrphan(stateDir: string, pid: number): Promise<void> {
   let args: string[];
   try {
     args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
@@ -132,6 +139,20 @@ async function stopOrphan(stateDir: string): Promise<void> {
 }
 
 /**
+ * A gateway killed with SIGKILL (the OOM killer, `kill -9`) cannot stop its FerretDB, which then keeps running on the
+ * same files. The next start on that directory stops every FerretDB whose starter is gone; the records of starters
+ * still running (a gateway while `npm run reconcile` starts) are kept and returned.
+ */
+async function stopOrphans(stateDir: string): Promise<Owner[]> {
+  const running: Owner[] = [];
+  for (const owner of readOwners(stateDir)) {
+    if (isAlive(owner.ownerPid)) running.push(owner);
+    else await stopOrphan(stateDir, owner.pid);
+  }
+  return running;
+}
+
+/**
  * Starts FerretDB with its SQLite backend under `dir` on a free loopback port. Debug HTTP is disabled so
  * several instances never collide on its default port. `niceness` (e.g. BACKGROUND_NICENESS) lowers its CPU
  * priority once it listens, when all of its threads exist.
@@ -142,7 +163,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   const stateDir = path.join(options.dir, "state");
   mkdirSync(dataDir, { recursive: true });
   mkdirSync(stateDir, { recursive: true });
-  await stopOrphan(stateDir);
+  const owners = await stopOrphans(stateDir);
   const port = options.port ?? (await freePort());
   // eslint-disable-next-line no-restricted-properties -- the child's environment (spawn's default), not a setting read
   const env = ferretdbEnv(process.env);
@@ -161,7 +182,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   child.once("error", (err) => {
     spawnError = new Error(`FerretDB binary ${binary} could not be run (${err.message}): set FERRETDB_BIN to it, run \`node scripts/install-tools.mjs ferretdb\` (needs Go), or set MONGODB_URI`);
   });
-  if (child.pid !== undefined) writeFileSync(path.join(stateDir, OWNER_FILE), JSON.stringify({ pid: child.pid, ownerPid: process.pid }));
+  if (child.pid !== undefined) writeFileSync(path.join(stateDir, OWNER_FILE), JSON.stringify([...owners, { pid: child.pid, ownerPid: process.pid }]));
   const log = options.log;
   child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
   child.stderr?.on("data", (b: Buffer) => log?.(b.toString()));
