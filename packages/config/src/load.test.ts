@@ -31,6 +31,15 @@ describe("loadConfig: HEAP_GROWING_PERCENT", () => {
   });
 });
 
+describe("loadConfig: SMTP_URL", () => {
+  it("takes an smtp:// or smtps:// URL and refuses anything else naming the variable", () => {
+    expect(loadConfig({ ...base(), SMTP_URL: "smtps://user:pass@smtp.example.com" }).smtpUrl).toBe("smtps://user:pass@smtp.example.com");
+    expect(loadConfig({ ...base(), SMTP_URL: "smtp://127.0.0.1:2525" }).smtpUrl).toBe("smtp://127.0.0.1:2525");
+    expect(() => loadConfig({ ...base(), SMTP_URL: "smtp.example.com" })).toThrow(/SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/);
+    expect(() => loadConfig({ ...base(), SMTP_URL: "https://smtp.example.com" })).toThrow(/SMTP_URL/);
+  });
+});
+
 describe("loadConfig: image endpoint A versions (SPEC 4.2 `model`)", () => {
   /** CONFIG_FILE with the default models, imageA's entry changed by `imageA`. */
   const withImageA = (imageA: Partial<ModelDefinition> & Record<string, unknown>, others: Record<string, unknown> = {}) => {

@@ -26,7 +26,8 @@ const envSchema = z.object({
   SESSION_TTL_DAYS: z.coerce.number().positive().default(7),
   SESSION_MAX_DAYS: z.coerce.number().positive().default(30),
   COOKIE_SECURE: bool.default(true),
-  SMTP_URL: z.string().optional(),
+  // nodemailer reads only smtp(s):// strings as a connection URL; any other string it takes for a transport object
+  SMTP_URL: z.url({ protocol: /^smtps?$/, error: "SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com" }).optional(),
   MAIL_FROM: z.string().default("AI Gateway <no-reply@localhost>"),
   REDIS_URL: z.string().optional(),
   TRUST_PROXY: z.string().optional(),
