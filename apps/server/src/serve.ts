@@ -56,7 +56,10 @@ export async function serve(config: Config): Promise<void> {
     embedded = await startFerretdb({ dir: path.join(config.dataDir, "ferretdb"), binary: config.ferretdbBin, niceness: BACKGROUND_NICENESS });
     uri = embedded.uri;
   }
-  const db = await connectDatabase(uri);
+  const db = await connectDatabase(uri).catch((err: unknown) => {
+    // the driver's own words ("Invalid scheme…", "connect ECONNREFUSED…") do not say which setting was wrong
+    throw config.mongodbUri ? new Error(`MONGODB_URI: cannot connect to the database: ${(err as Error).message}`) : err;
+  });
   const app = await createApp({ config, db, logger });
   const server = app.createServer();
   server.keepAliveTimeout = 65_000;

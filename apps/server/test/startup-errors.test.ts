@@ -65,4 +65,13 @@ describe("start-up errors", () => {
     expect(stderr).toContain("FERRETDB_BIN");
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
+
+  it("a MONGODB_URI that is malformed or unreachable: exit 1 naming MONGODB_URI, no stack trace", async () => {
+    for (const uri of ["localhost:27017", `mongodb://127.0.0.1:${await freePort()}/gateway`]) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), MONGODB_URI: uri });
+      expect(code).toBe(1);
+      expect(stderr).toContain("MONGODB_URI: cannot connect to the database");
+      expect(stderr).not.toMatch(STACK_LINE);
+    }
+  }, 60_000);
 });
