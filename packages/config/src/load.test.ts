@@ -40,6 +40,17 @@ describe("loadConfig: SMTP_URL", () => {
   });
 });
 
+describe("loadConfig: DATA_DIR", () => {
+  it("takes a directory still to be created, and refuses a path a file is in the way of, naming the variable", () => {
+    const dir = path.join(base().DATA_DIR, "a", "b");
+    expect(loadConfig({ DATA_DIR: dir, SESSION_SECRET: "x".repeat(40) }).dataDir).toBe(dir);
+    const file = path.join(base().DATA_DIR, "file");
+    writeFileSync(file, "x");
+    expect(() => loadConfig({ DATA_DIR: file, SESSION_SECRET: "x".repeat(40) })).toThrow(`DATA_DIR ${file} cannot be used as a directory: ${file} is a file`);
+    expect(() => loadConfig({ DATA_DIR: path.join(file, "sub") })).toThrow(`DATA_DIR ${path.join(file, "sub")} cannot be used as a directory: ${file} is a file`);
+  });
+});
+
 describe("loadConfig: image endpoint A versions (SPEC 4.2 `model`)", () => {
   /** CONFIG_FILE with the default models, imageA's entry changed by `imageA`. */
   const withImageA = (imageA: Partial<ModelDefinition> & Record<string, unknown>, others: Record<string, unknown> = {}) => {

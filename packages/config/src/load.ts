@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { isIP, isIPv4 } from "node:net";
 import path from "node:path";
 import { z } from "zod";
@@ -155,6 +155,19 @@ function readConfigFile(file: string | undefined): z.infer<typeof fileSchema> {
   return parsed.data;
 }
 
+/**
+ * DATA_DIR is created when first written to (session secret, database, outbox): the nearest path that exists at or
+ * above it must be a directory. Checked here, without creating anything, so that a file in the way is named as
+ * DATA_DIR rather than as a bare mkdir error from wherever it is first written.
+ */
+function checkDataDir(dataDir: string): void {
+  let existing = dataDir;
+  while (!existsSync(existing)) existing = path.dirname(existing);
+  if (!statSync(existing).isDirectory()) {
+    throw new ConfigError(`DATA_DIR ${dataDir} cannot be used as a directory: ${existing} is a file`);
+  }
+}
+
 /** Development convenience: a generated secret kept under DATA_DIR so sessions survive restarts. */
 function developmentSecret(dataDir: string): string {
   const file = path.join(dataDir, "session-secret");
@@ -172,6 +185,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const e = parsed.data;
   const file = readConfigFile(e.CONFIG_FILE);
   const dataDir = path.resolve(e.DATA_DIR);
+  checkDataDir(dataDir);
   let sessionSecret = e.SESSION_SECRET;
   if (!sessionSecret && overrides.sessionSecret === undefined) {
     if (e.NODE_ENV === "production") throw new ConfigError("SESSION_SECRET is required in production");
