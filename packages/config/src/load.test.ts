@@ -31,6 +31,15 @@ describe("loadConfig: HEAP_GROWING_PERCENT", () => {
   });
 });
 
+describe("loadConfig: LIMIT_<NAME>", () => {
+  it("takes <points>/<seconds> and refuses 0 of either, as CONFIG_FILE does, naming the variable", () => {
+    expect(loadConfig({ ...base(), LIMIT_LOGIN_IP: "20/60" }).limits.loginIp).toEqual({ points: 20, duration: 60 });
+    expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "0/60" })).toThrow(/LIMIT_LOGIN_IP must look like <points>\/<seconds>, both at least 1/);
+    expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "10/0" })).toThrow(/LIMIT_LOGIN_IP/);
+    expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "ten/60" })).toThrow(/LIMIT_LOGIN_IP/);
+  });
+});
+
 describe("loadConfig: SMTP_URL", () => {
   it("takes an smtp:// or smtps:// URL and refuses anything else naming the variable", () => {
     expect(loadConfig({ ...base(), SMTP_URL: "smtps://user:pass@smtp.example.com" }).smtpUrl).toBe("smtps://user:pass@smtp.example.com");

@@ -135,8 +135,9 @@ function limitsFromEnv(env: Env, base: Record<LimitName, LimitRule>): Record<Lim
     const key = `LIMIT_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
     const raw = env[key];
     if (raw === undefined) continue;
-    const m = /^(\d+)\/(\d+)$/.exec(raw);
-    if (!m) throw new ConfigError(`${key} must look like <points>/<seconds>, e.g. 10/3600`);
+    // both at least 1, as in CONFIG_FILE (0 points would refuse every request; a 0 s window counts nothing)
+    const m = /^([1-9]\d*)\/([1-9]\d*)$/.exec(raw);
+    if (!m) throw new ConfigError(`${key} must look like <points>/<seconds>, both at least 1, e.g. 10/3600`);
     out[name] = { points: Number(m[1]), duration: Number(m[2]) };
   }
   return out;
