@@ -40,6 +40,15 @@ describe("loadConfig: LIMIT_<NAME>", () => {
   });
 });
 
+describe("loadConfig: REDIS_URL", () => {
+  it("takes a redis:// or rediss:// URL and refuses anything else naming the variable", () => {
+    expect(loadConfig({ ...base(), REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(loadConfig({ ...base(), REDIS_URL: "rediss://user:pass@cache.example.com:6380/2" }).redisUrl).toBe("rediss://user:pass@cache.example.com:6380/2");
+    expect(() => loadConfig({ ...base(), REDIS_URL: "notaurl" })).toThrow(/REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(() => loadConfig({ ...base(), REDIS_URL: "http://127.0.0.1:6379" })).toThrow(/REDIS_URL/);
+  });
+});
+
 describe("loadConfig: SMTP_URL", () => {
   it("takes an smtp:// or smtps:// URL and refuses anything else naming the variable", () => {
     expect(loadConfig({ ...base(), SMTP_URL: "smtps://user:pass@smtp.example.com" }).smtpUrl).toBe("smtps://user:pass@smtp.example.com");

@@ -29,7 +29,8 @@ const envSchema = z.object({
   // nodemailer reads only smtp(s):// strings as a connection URL; any other string it takes for a transport object
   SMTP_URL: z.url({ protocol: /^smtps?$/, error: "SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com" }).optional(),
   MAIL_FROM: z.string().default("AI Gateway <no-reply@localhost>"),
-  REDIS_URL: z.string().optional(),
+  // ioredis reads any other string as a host name, so a typo ran on the Redis-down fallback with only warnings to show
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" }).optional(),
   TRUST_PROXY: z.string().optional(),
   KEY_ENV: z.string().regex(/^[a-z0-9]{1,16}$/, "KEY_ENV must be 1-16 lower-case letters or digits").default("live"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
