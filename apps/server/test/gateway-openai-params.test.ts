@@ -180,6 +180,30 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     for (const best_of of [0, 21, 1.5, "2"]) await expectRefused(await post("/v1/completions", { ...body, best_of }), "best_of");
   });
 
+  it("completions on a textB model: the prompt is one user message to Messages (max_tokens 16 unless set, as OpenAI's default), charged as reported", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const res = await post("/v1/completions", { model: "textB-2", prompt: "say this please" });
+    expect(res.status).toBe(200);
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ model: "textB-2", max_tokens: 16, messages: [{ role: "user", content: "say this please" }] });
+    expect(await readJson(res)).toMatchObject({
+      object: "text_completion", model: "textB-2",
+      choices: [{ text: "Echo: say this please", index: 0, logprobs: null, finish_reason: "stop" }],
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    });
+    // 3 prompt tokens at 1 micro-dollar, 4 completion tokens at 2
+    expect(res.headers.get("x-request-cost")).toBe("0.000011");
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(11);
+    const limited = await post("/v1/completions", { model: "textB-instant-1", prompt: "a b c d e", max_tokens: 2 });
+    expect(limited.status).toBe(200);
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ model: "textB-instant-1", max_tokens: 2 });
+    expect((await readJson(limited)).choices[0]).toMatchObject({ text: "Echo: a", finish_reason: "length" });
+    // what Messages cannot give back is refused, not dropped, before any upstream call
+    h.fakes.clearAll();
+    const refusals: Array<[Record<string, unknown>, string]> = [[{ echo: true }, "echo"], [{ logprobs: 2 }, "logprobs"], [{ suffix: "end" }, "suffix"], [{ best_of: 2 }, "best_of"]];
+    for (const [extra, param] of refusals) await expectRefused(await post("/v1/completions", { model: "textB-2", prompt: "hi", ...extra }), param);
+    expect(h.fakes.textB.requests).toHaveLength(0);
+  });
+
   it("completions: a prompt longer than the context window is refused naming prompt (the field it sent), not messages", async () => {
     const message = await expectRefused(await post("/v1/completions", { model: "text-davinci-003", prompt: "word ".repeat(5000) }), "prompt");
     expect(message).toMatch(/^Invalid parameter 'prompt': the prompt has about \d+ tokens, more than the 4097-token context window of 'text-davinci-003'\.$/);

@@ -2,6 +2,7 @@
 import type { Config, ModelDefinition, Protocol } from "@gw/config";
 import { AppError } from "@gw/shared";
 import { createAnthropicAdapter } from "./anthropic/adapter";
+import { chatAsCompletion, completionAsChat } from "./completion-as-chat";
 import { createElevenLabsAdapter, type SpeechAdapter } from "./elevenlabs/adapter";
 import { DEFAULT_VOICE_TIMING, VoiceDirectory, type VoiceDirectoryTiming } from "./elevenlabs/voice-directory";
 import { createEndpointResolver } from "./endpoint";
@@ -57,8 +58,8 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     },
     checkChat: (req) => pick(text, req.model, "chat").check?.(req),
     completion: async (req) => {
-      if (req.model.protocol !== "openai") throw wrongKind(req.model, "completions");
-      return openai.completion(req);
+      if (req.model.protocol === "openai") return openai.completion(req);
+      return chatAsCompletion(await pick(text, req.model, "completions").chat(completionAsChat(req)));
     },
     embeddings: async (req) => {
       if (req.model.protocol !== "openai") throw wrongKind(req.model, "embeddings");

@@ -1,0 +1,32 @@
+// /v1/completions for a model whose protocol has no completions API (Messages, textB): the prompt is sent as one
+// user message and the answer's text comes back as the completion. Pure transforms.
+import { invalidParameter } from "@gw/shared";
+import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult } from "./types";
+
+/** OpenAI's completions answer at most this many tokens when `max_tokens` is unset; the same here. */
+export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+
+/**
+ * The completions fields a chat answer cannot honour are refused, naming them (dropped, the client would wait for
+ * log probabilities, an echoed prompt or a suffix that never come); the rest is read as chat passthrough.
+ */
+export function completionAsChat(req: CompletionRequest): ChatRequest {
+  const { logprobs, echo, suffix, best_of: bestOf, ...passthrough } = req.passthrough ?? {};
+  const unsupported = (param: string) => invalidParameter(param, `is not supported on /v1/completions by model '${req.model.id}' (its protocol answers in chat form)`);
+  if (logprobs != null) throw unsupported("logprobs");
+  if (echo === true) throw unsupported("echo");
+  if (suffix != null) throw unsupported("suffix");
+  if (typeof bestOf === "number" && bestOf > 1) throw unsupported("best_of");
+  return {
+    model: req.model,
+    messages: [{ role: "user", content: req.prompt }],
+    maxTokens: req.maxTokens ?? COMPLETION_DEFAULT_MAX_TOKENS,
+    temperature: req.temperature,
+    passthrough,
+    signal: req.signal,
+  };
+}
+
+export function chatAsCompletion(result: ChatResult): CompletionResult {
+  return { text: result.content, finishReason: result.finishReason, usage: result.usage };
+}
