@@ -262,6 +262,38 @@ describe("POST /api/billing/webhook", () => {
       expect(await ctx().ledger.balance(userId)).toBe(20 * MICROS);
     });
 
+    it("follows a plan change made at Stripe (the item's new price) for limits and plan credits, though the metadata still names the old plan", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const sub = await subscribed(user.id, "pro");
+      const teamSub = await subscribed(newUser(), "team");
+      const priceOf = (s: Record<string, unknown>) => (s.items as { data: Array<{ price: { id: string } }> }).data[0]?.price.id ?? "";
+      const [proPrice, teamPrice] = [priceOf(sub), priceOf(teamSub)];
+      expect(teamPrice).not.toBe(proPrice);
+      // an upgrade in the Stripe dashboard or customer portal swaps the item's price; metadata stays plan_id=pro
+      const items = sub.items as { data: Array<Record<string, unknown>> };
+      const upgraded = { ...sub, items: { ...items, data: items.data.map((item) => ({ ...item, price: { id: teamPrice, object: "price" } })) } };
+      const t = nowSeconds();
+      expect((await deliver(server, stripeEvent("customer.subscription.updated", upgraded, { created: t + 10 }))).status).toBe(200);
+      const view = await call(server, "GET", "/api/billing/subscription", { cookie: user.cookie });
+      expect(view.status).toBe(200);
+      expect(view.body.subscription).toMatchObject({ subscription_id: sub.id, status: "active", plan: { id: "team", price: 100 } });
+      expect(view.body.limits).toEqual({ requests_per_minute: 3000, concurrent_requests: 100, monthly_credits: 110 });
+
+      // the upgrade's proration invoice (old plan's unused time first) and the next cycle's invoice bill the team plan
+      const line = (price: string, amount: number) => ({ object: "line_item", amount, pricing: { type: "price_details", price_details: { price, product: "prod_x" } } });
+      const invoice = (id: string, lines: unknown[]) => ({
+        id, object: "invoice", customer: sub.customer, amount_paid: 10_000, amount_due: 10_000, currency: "usd", status: "paid",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+        lines: { object: "list", data: lines },
+      });
+      const proration = invoice(`in_upgrade_${newId("x")}`, [line(proPrice, -1_000), line(teamPrice, 5_000)]);
+      const cycle = invoice(`in_cycle_${newId("x")}`, [line(teamPrice, 10_000)]);
+      for (const inv of [proration, cycle]) expect((await deliver(server, stripeEvent("invoice.payment_succeeded", inv))).status).toBe(200);
+      const credits = await call(server, "GET", "/api/billing/credits", { cookie: user.cookie });
+      expect(credits.body).toEqual({ balance: 220, currency: "USD" });
+    });
+
     it("marks the subscription past_due on a failed invoice", async () => {
       const userId = newUser();
       const sub = await subscribed(userId);

@@ -21,12 +21,16 @@ export function subscriptionPeriod(sub: Stripe.Subscription): { start?: number; 
 const idOf = (value: string | { id: string } | null | undefined): string | undefined =>
   typeof value === "string" ? value : value?.id;
 
-/** Which configured plan a subscription is for: our metadata first, then its price. */
+/**
+ * Which configured plan a subscription is for: its price first (a plan change at the processor, in its dashboard or
+ * customer portal, swaps the price and keeps the metadata written at creation), then our metadata.
+ */
 export async function planIdOfSubscription(rt: BillingRuntime, sub: Stripe.Subscription): Promise<string | null> {
-  const fromMetadata = sub.metadata?.plan_id;
-  if (fromMetadata && findPlan(rt.config, fromMetadata)) return fromMetadata;
   const priceId = idOf(sub.items?.data?.[0]?.price);
-  return priceId ? planIdForPrice(rt, priceId) : null;
+  const fromPrice = priceId ? await planIdForPrice(rt, priceId) : null;
+  if (fromPrice) return fromPrice;
+  const fromMetadata = sub.metadata?.plan_id;
+  return fromMetadata && findPlan(rt.config, fromMetadata) ? fromMetadata : null;
 }
 
 /** The `user_id` metadata (also spelled `userId`) that names the gateway user a processor object is for. */

@@ -105,9 +105,13 @@ function subscriptionOfInvoice(invoice: Stripe.Invoice): { id?: string; metadata
   };
 }
 
-/** The price billed by an invoice's first line (`pricing.price_details` now, `price` in older API versions). */
+/**
+ * The price an invoice bills (`pricing.price_details` now, `price` in older API versions): its first charged line, so
+ * that a plan change's proration invoice, which lists the old plan's unused time first, names the new plan.
+ */
 function priceOfInvoice(invoice: Stripe.Invoice): string | undefined {
-  const line = record(invoice.lines?.data?.[0]);
+  const lines = (invoice.lines?.data ?? []).map(record);
+  const line = lines.find((l) => typeof l?.amount === "number" && l.amount > 0) ?? lines[0];
   const details = record(record(line?.pricing)?.price_details);
   const price = details?.price ?? line?.price;
   return typeof price === "string" ? price : stripeId(record(price) as { id: string } | undefined);
@@ -126,11 +130,12 @@ async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Prom
   const latest = currentStates(await rt.stores.snapshots.bySubscription(sub.id))[0];
   const userId = latest?.userId ?? (await userIdOf(rt, sub.metadata, invoice.customer));
   if (!userId) return null;
-  const metadataPlan = sub.metadata?.plan_id;
+  // what is billed first: after a plan change at the processor the metadata still names the plan it was created with
   const priceId = priceOfInvoice(invoice);
-  const planId = (metadataPlan && findPlan(rt.config, metadataPlan) ? metadataPlan : undefined)
+  const metadataPlan = sub.metadata?.plan_id;
+  const planId = (priceId ? (await planIdForPrice(rt, priceId)) ?? undefined : undefined)
     ?? latest?.planId
-    ?? (priceId ? (await planIdForPrice(rt, priceId)) ?? undefined : undefined);
+    ?? (metadataPlan && findPlan(rt.config, metadataPlan) ? metadataPlan : undefined);
   return { userId, subscriptionId: sub.id, latest, planId };
 }
 
