@@ -314,6 +314,38 @@ describe("POST /api/billing/webhook", () => {
     });
   });
 
+  it("answers a signed payload that is not an event 400 invalid_parameter, and odd fields of a signed event 200 ignored, never 500", async () => {
+    const user = await verifiedUser(server);
+    users.push(user.id);
+    const notEvents = [
+      "[]",
+      JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), id: undefined }),
+      JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), id: { $ne: null } }),
+      JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), type: 7 }),
+      JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), data: null }),
+      JSON.stringify({ ...stripeEvent("invoice.payment_succeeded", {}), data: {} }),
+      JSON.stringify(stripeEvent("customer.subscription.updated", null as unknown as Record<string, unknown>)),
+    ];
+    for (const payload of notEvents) {
+      const res = await deliver(server, {}, { payload, signature: (await import("stripe")).default.webhooks.generateTestHeaderString({ payload, secret: "whsec_test_secret" }) });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: { message: "Invalid parameter 'body': must be a Stripe event with an id, a type and a data object.", type: "invalid_request_error", code: "invalid_parameter" },
+      });
+    }
+    const intent = { id: `pi_odd_${newId("x")}`, object: "payment_intent", currency: "usd", status: "succeeded" };
+    for (const odd of [
+      { ...intent, amount: 5000, metadata: { user_id: { $ne: null } } },
+      { ...intent, amount: 5000, metadata: { purchase_id: { $ne: null }, user_id: [user.id] } },
+      { ...intent, amount: 1e15, amount_received: 1e15, metadata: { user_id: user.id } },
+    ]) {
+      const res = await deliver(server, stripeEvent("payment_intent.succeeded", odd));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+    }
+    expect(await ctx().ledger.balance(user.id)).toBe(0);
+  });
+
   it("answers 200 and ignores unknown event types", async () => {
     const res = await deliver(server, stripeEvent("charge.refund.updated", { id: "re_1", object: "refund" }));
     expect(res.status).toBe(200);

@@ -35,8 +35,9 @@ export async function planIdOfSubscription(rt: BillingRuntime, sub: Stripe.Subsc
 
 /** The `user_id` metadata (also spelled `userId`) that names the gateway user a processor object is for. */
 export function metadataUserId(metadata: Stripe.Metadata | null | undefined): string | undefined {
-  const value = metadata?.user_id ?? metadata?.userId;
-  return value ? value : undefined;
+  const value: unknown = metadata?.user_id ?? metadata?.userId;
+  // processor metadata values are strings; anything else is no user (never a query operator)
+  return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 /**

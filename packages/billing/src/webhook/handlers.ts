@@ -7,12 +7,15 @@ import type { Purchase } from "../store/purchases";
 import { isKnownUser, metadataUserId, planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
 import { currentStates, toSubscriptionStatus, type SubscriptionSnapshot } from "../subscription-state";
 
+/** Stripe's largest charge amount (999,999.99 in a two-decimal currency). */
+const MAX_STRIPE_CENTS = 99_999_999;
+
 /** What a handler did, stored with the event and logged. */
 export type Outcome = string;
 
 async function purchaseFor(rt: BillingRuntime, metadata: Stripe.Metadata | null | undefined, paymentIntentId: string | undefined): Promise<Purchase | null> {
-  const purchaseId = metadata?.purchase_id;
-  if (purchaseId) {
+  const purchaseId: unknown = metadata?.purchase_id;
+  if (typeof purchaseId === "string" && purchaseId !== "") {
     const purchase = await rt.stores.purchases.byId(purchaseId);
     if (purchase) return purchase;
   }
@@ -28,7 +31,8 @@ async function externalPurchase(rt: BillingRuntime, intent: Stripe.PaymentIntent
   const userId = metadataUserId(intent.metadata);
   if (!userId || !(await isKnownUser(rt, userId))) return null;
   const cents = intent.amount_received > 0 ? intent.amount_received : intent.amount;
-  if (!Number.isSafeInteger(cents) || cents <= 0 || (intent.currency ?? "").toLowerCase() !== "usd") return null;
+  // above the processor's largest amount the micro-dollars would not be exact
+  if (!Number.isSafeInteger(cents) || cents <= 0 || cents > MAX_STRIPE_CENTS || (intent.currency ?? "").toLowerCase() !== "usd") return null;
   const creditsMicros = cents * 10_000;
   return rt.stores.purchases.insertOnce({
     id: `pur_${intent.id}`,
