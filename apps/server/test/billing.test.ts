@@ -275,6 +275,27 @@ describe("billing behaviour against a stateful fake Stripe", () => {
     expect(mailsTo(server, u.email).some((m) => m.subject.includes("payment failed"))).toBe(true);
   });
 
+  it("creates one Stripe subscription when create-subscription is sent several times at once (a double click), one per plan too", async () => {
+    const subscriptionsOf = (customer: unknown) => [...fake.objects.values()].filter((o) => o.object === "subscription" && o.customer === customer);
+    const u = await user();
+    const send = (plan: string) => call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: plan, payment_method_id: "pm_card_visa" } });
+    const answers = await Promise.all([send("pro"), send("pro"), send("team")]);
+    const ok = answers.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(1);
+    for (const refused of answers.filter((r) => r.status !== 200)) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({ type: "invalid_request_error", code: "conflict" });
+    }
+    const subscriptionId = ok[0]?.body.subscription_id as string;
+    const customer = (fake.objects.get(subscriptionId) as Record<string, unknown>).customer;
+    expect(subscriptionsOf(customer)).toHaveLength(1);
+    // once the first has finished, the same plan answers the subscription it made and another plan is a conflict
+    const again = await send(ok[0]?.body.plan.id as string);
+    expect(again.status).toBe(200);
+    expect(again.body.subscription_id).toBe(subscriptionId);
+    expect(subscriptionsOf(customer)).toHaveLength(1);
+  });
+
   it("cancels an active subscription at Stripe when the account is deleted", async () => {
     const u = await user();
     const res = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "team", payment_method_id: "pm_card_visa" } });

@@ -6,6 +6,7 @@ import type { Ledger } from "./ledger/index";
 import { billingAccountStore, type BillingAccountStore } from "./store/billing-accounts";
 import { purchaseStore, type PurchaseStore } from "./store/purchases";
 import { stripePriceStore, type StripePriceStore } from "./store/stripe-prices";
+import { subscribeClaimStore, type SubscribeClaimStore } from "./store/subscribe-claims";
 import { subscriptionSnapshotStore, type SubscriptionSnapshotStore } from "./store/subscription-snapshots";
 import { webhookEventStore, type WebhookEventStore } from "./store/webhook-events";
 import { createStripeClient, type StripeClient } from "./stripe/client";
@@ -48,6 +49,7 @@ export interface BillingStores {
   prices: StripePriceStore;
   snapshots: SubscriptionSnapshotStore;
   events: WebhookEventStore;
+  subscribeClaims: SubscribeClaimStore;
 }
 
 export interface BillingRuntime extends BillingDeps {
@@ -73,6 +75,7 @@ export function billingRuntime(deps: BillingDeps): BillingRuntime {
         prices: stripePriceStore(connection),
         snapshots: subscriptionSnapshotStore(connection),
         events: webhookEventStore(connection),
+        subscribeClaims: subscribeClaimStore(connection),
       },
       now: () => new Date(deps.clock.now()),
     };

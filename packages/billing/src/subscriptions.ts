@@ -23,6 +23,9 @@ export interface CreateSubscriptionInput {
   payment_method_id?: unknown;
 }
 
+/** A claim older than this (its instance crashed mid-request) no longer blocks subscribing; Stripe calls take seconds. */
+const SUBSCRIBE_CLAIM_STALE_MS = 2 * 60_000;
+
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 function addMonth(seconds: number): number {
@@ -90,6 +93,20 @@ async function recordCreated(rt: BillingRuntime, userId: string, plan: PlanDefin
 export async function createSubscription(rt: BillingRuntime, userId: string, input: CreateSubscriptionInput): Promise<SubscriptionView> {
   const { planId, paymentMethodId } = parseInput(input);
   const plan = subscribablePlan(rt.config, planId);
+  // One at a time per user, on every instance: two requests at once (a double click) both found no subscription and
+  // each created one at the processor, billed every month.
+  const claimedAt = rt.now();
+  if (!(await rt.stores.subscribeClaims.claim(userId, claimedAt, SUBSCRIBE_CLAIM_STALE_MS))) {
+    throw new AppError("conflict", "A subscription request for this account is already in progress; check your subscription before trying again.");
+  }
+  try {
+    return await subscribe(rt, userId, plan, paymentMethodId);
+  } finally {
+    await rt.stores.subscribeClaims.release(userId, claimedAt).catch(() => undefined);
+  }
+}
+
+async function subscribe(rt: BillingRuntime, userId: string, plan: PlanDefinition, paymentMethodId: string): Promise<SubscriptionView> {
   const current = (await entitledSubscriptions(rt, userId))[0];
   if (current) {
     if (current.plan.id === plan.id) return subscriptionView(current.snapshot, current.plan);
