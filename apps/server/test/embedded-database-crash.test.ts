@@ -54,11 +54,16 @@ describe.runIf(process.platform === "linux")("embedded database after a crash", 
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("a restart after SIGKILL stops the FerretDB the killed gateway left running, and serves", async () => {
+  /**
+   * Starts a gateway, runs `meanwhile` beside it, kills it with SIGKILL, and starts a second one on the same DATA_DIR:
+   * exactly one FerretDB runs then, not the killed gateway's, and a clean stop of the second leaves none.
+   */
+  async function crashAndRestart(meanwhile: () => Promise<void>): Promise<ServerProcess> {
     const first = await startServerProcess(env);
     started.push(first);
     const [orphan] = ferretdbPids(dataDir);
     expect(orphan).toBeDefined();
+    await meanwhile();
     first.process.kill("SIGKILL");
     await exited(first);
     expect(ferretdbPids(dataDir)).toEqual([orphan]);
@@ -68,30 +73,24 @@ describe.runIf(process.platform === "linux")("embedded database after a crash", 
     const running = ferretdbPids(dataDir);
     expect(running).toHaveLength(1);
     expect(running).not.toContain(orphan);
-    const status = await fetch(`${second.url}/api/status`);
-    expect(status.status).toBe(200);
+    return second;
+  }
 
-    // a clean stop takes the new one down with it
-    await second.stop();
+  async function stopLeavesNone(server: ServerProcess): Promise<void> {
+    await server.stop();
     expect(ferretdbPids(dataDir)).toEqual([]);
+  }
+
+  it("a restart after SIGKILL stops the FerretDB the killed gateway left running, and serves", async () => {
+    const second = await crashAndRestart(async () => undefined);
+    expect((await fetch(`${second.url}/api/status`)).status).toBe(200);
+    await stopLeavesNone(second);
   }, 90_000);
 
   it("the same after `npm run reconcile` ran beside the gateway (its own FerretDB did not make the gateway's forgotten)", async () => {
-    const first = await startServerProcess(env);
-    started.push(first);
-    const [orphan] = ferretdbPids(dataDir);
-    expect(orphan).toBeDefined();
-    expect(await reconcile(dataDir)).toBe(0);
-    first.process.kill("SIGKILL");
-    await exited(first);
-    expect(ferretdbPids(dataDir)).toEqual([orphan]);
-
-    const second = await startServerProcess(env);
-    started.push(second);
-    const running = ferretdbPids(dataDir);
-    expect(running).toHaveLength(1);
-    expect(running).not.toContain(orphan);
-    await second.stop();
-    expect(ferretdbPids(dataDir)).toEqual([]);
+    const second = await crashAndRestart(async () => {
+      expect(await reconcile(dataDir)).toBe(0);
+    });
+    await stopLeavesNone(second);
   }, 90_000);
 });

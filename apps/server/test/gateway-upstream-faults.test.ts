@@ -118,44 +118,33 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(fakeChatReply(messages, 100).promptTokens + 2 * fakeChatReply(messages, 100).completionTokens);
   });
 
-  it("textA: an error event (server_error) before any output is retried like a 500; past the retries it is 502 at no cost", async () => {
+  // An error event in a 200 stream before any output: OpenAI's {"error": {type: server_error}}, Messages' overloaded_error
+  const erroredStreams = [
+    { model: "textA-4", upstream: "textA", event: "an error event (server_error)", status: "a 500",
+      message: "The upstream provider failed (HTTP 500): The server had an error while processing your request. Sorry about that!",
+      fail: (n: number) => { fakes.textA.erroredStreams = n; } },
+    { model: "textB-3-haiku", upstream: "textB", event: "an overloaded_error event (Messages' in-stream 529)", status: "a 529",
+      message: "The upstream provider failed (HTTP 529): Overloaded.",
+      fail: (n: number) => { fakes.textB.overloadedStreams = n; } },
+  ] as const;
+  it.each(erroredStreams)("$model: $event before any output is retried like $status; past the retries it is 502 at no cost", async ({ model, upstream, message, fail }) => {
     const user = await fundedUser(server, 1);
     const messages = [{ role: "user", content: "one two three" }];
-    fakes.textA.erroredStreams = 1;
-    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, stream: true });
+    const charged = async () => 1_000_000 - (await balanceMicros(server, user.userId));
+    fail(1);
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages, max_tokens: 100, stream: true });
     const reply = await expectWholeStream(res, messages);
-    expect(fakes.textA.requests).toHaveLength(2);
-    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+    expect(fakes[upstream].requests).toHaveLength(2);
+    expect(await charged()).toBe(reply.promptTokens + 2 * reply.completionTokens);
 
     fakes.clearAll();
-    fakes.textA.erroredStreams = 5;
-    const failed = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, stream: true });
+    fail(5);
+    const failed = await postJson(server, "/v1/chat/completions", user.key, { model, messages, max_tokens: 100, stream: true });
     expect(failed.status).toBe(502);
-    expect(await readJson(failed)).toEqual({ error: {
-      message: "The upstream provider failed (HTTP 500): The server had an error while processing your request. Sorry about that!", type: "api_error", code: "upstream_error",
-    } });
+    expect(await readJson(failed)).toEqual({ error: { message, type: "api_error", code: "upstream_error" } });
     // UPSTREAM_MAX_RETRIES=1: two attempts
-    expect(fakes.textA.requests).toHaveLength(2);
-    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
-  });
-
-  it("textB: an overloaded_error event (Messages' in-stream 529) before any output is retried like a 529; past the retries it is 502 at no cost", async () => {
-    const user = await fundedUser(server, 1);
-    const messages = [{ role: "user", content: "one two three" }];
-    fakes.textB.overloadedStreams = 1;
-    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages, max_tokens: 100, stream: true });
-    const reply = await expectWholeStream(res, messages);
-    expect(fakes.textB.requests).toHaveLength(2);
-    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
-
-    fakes.clearAll();
-    fakes.textB.overloadedStreams = 5;
-    const failed = await postJson(server, "/v1/chat/completions", user.key, { model: "textB-3-haiku", messages, max_tokens: 100, stream: true });
-    expect(failed.status).toBe(502);
-    expect(await readJson(failed)).toEqual({ error: { message: "The upstream provider failed (HTTP 529): Overloaded.", type: "api_error", code: "upstream_error" } });
-    // UPSTREAM_MAX_RETRIES=1: two attempts
-    expect(fakes.textB.requests).toHaveLength(2);
-    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
+    expect(fakes[upstream].requests).toHaveLength(2);
+    expect(await charged()).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
 });
 
