@@ -296,6 +296,23 @@ describe("billing behaviour against a stateful fake Stripe", () => {
     expect(subscriptionsOf(customer)).toHaveLength(1);
   });
 
+  it("refuses a subscription checkout with 409 conflict while a subscription is active, opening no second one", async () => {
+    const u = await user();
+    const res = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "pro", payment_method_id: "pm_card_visa" } });
+    expect(res.status).toBe(200);
+    const sessionsBefore = fake.requests.filter((r) => r.path === "/v1/checkout/sessions").length;
+    for (const [planId, named] of [["team", "cancel it before subscribing to 'team'"], ["pro", "already subscribed to 'pro'"]]) {
+      const checkout = await call(server, "POST", "/api/billing/create-checkout-session", { cookie: u.cookie, body: { type: "subscription", plan_id: planId, ...urls } });
+      expect(checkout.status).toBe(409);
+      expect(checkout.body.error).toMatchObject({ code: "conflict", type: "invalid_request_error" });
+      expect(checkout.body.error.message).toContain(named);
+    }
+    expect(fake.requests.filter((r) => r.path === "/v1/checkout/sessions").length).toBe(sessionsBefore);
+    // credits can still be bought by a subscriber
+    const credits = await call(server, "POST", "/api/billing/create-checkout-session", { cookie: u.cookie, body: { type: "credits", amount: 10, ...urls } });
+    expect(credits.status).toBe(200);
+  });
+
   it("cancels an active subscription at Stripe when the account is deleted", async () => {
     const u = await user();
     const res = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "team", payment_method_id: "pm_card_visa" } });

@@ -1,4 +1,4 @@
-import { invalidParameter, missingParameter, newId } from "@gw/shared";
+import { AppError, invalidParameter, missingParameter, newId } from "@gw/shared";
 import { purchaseAmountMicros } from "./amounts";
 import { subscribablePlan } from "./catalog";
 import { ensureCustomer } from "./customers";
@@ -6,6 +6,7 @@ import { stripePriceFor } from "./plan-prices";
 import { purchaseMetadata, startPurchase } from "./purchases";
 import type { BillingRuntime } from "./runtime";
 import { requireStripe, toPaymentError } from "./stripe/errors";
+import { entitledSubscriptions } from "./subscriptions";
 import { redirectUrl } from "./urls";
 
 /** SPEC 2.12 */
@@ -69,6 +70,13 @@ async function subscriptionCheckout(rt: BillingRuntime, userId: string, input: C
   const plan = subscribablePlan(rt.config, input.plan_id);
   const successUrl = redirectUrl(input.success_url, "success_url");
   const cancelUrl = redirectUrl(input.cancel_url, "cancel_url");
+  // The rule of create-subscription: a paid checkout would start a second subscription billed beside the first.
+  const current = (await entitledSubscriptions(rt, userId))[0];
+  if (current) {
+    throw new AppError("conflict", current.plan.id === plan.id
+      ? `You are already subscribed to '${plan.id}'.`
+      : `You already have an active '${current.plan.id}' subscription; cancel it before subscribing to '${plan.id}'.`);
+  }
   const stripe = requireStripe(rt.stripe);
   const price = await stripePriceFor(rt, plan);
   const customer = await ensureCustomer(rt, userId);
