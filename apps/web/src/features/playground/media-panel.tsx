@@ -86,7 +86,8 @@ export function SpeechPanel({ model }: { model: ModelInfo }) {
     setError(null);
     try {
       const res = await runTask<SpeechResult>({ model: model.id, text: text.trim(), voice: voice.trim() }, new AbortController().signal);
-      const chars = text.trim().length;
+      // characters as the gateway bills them: code points, so an emoji is one, not two UTF-16 units
+      const chars = [...text.trim()].length;
       setResult({ src: mediaSrc("audio/mpeg", res.audio.b64_json, res.audio.url), chars, cost: estimateCost(model.pricing, { characters: chars }) });
     } catch (err) {
       setError(err);
