@@ -209,4 +209,20 @@ describe("dashboard in a real browser", () => {
     await page.waitForURL(/\/dashboard\/keys$/);
     await page.getByRole("heading", { name: "API keys" }).waitFor();
   });
+
+  it("logs out to the login page, and a deleted account lands on login saying so", async () => {
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.waitForURL(/\/login$/);
+    await page.getByLabel("E-mail").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.waitForURL(/\/dashboard$/);
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByLabel(/Type delete my account/).fill("delete my account");
+    await page.getByLabel(/^Password/).fill(PASSWORD);
+    await page.getByRole("button", { name: "Delete my account permanently" }).click();
+    await page.waitForURL(/\/login\?deleted=1$/);
+    await page.getByText("Your account was deleted.").waitFor();
+    await screenshot(page, "account-deleted");
+  });
 });

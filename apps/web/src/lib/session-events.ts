@@ -11,7 +11,8 @@ export function notifySessionLost(code: string): void {
   for (const listener of listeners) listener(code);
 }
 
-// Why the last session ended (set when /me answers 401), so the login page can say "expired" rather than nothing.
+// Why the last session ended (set when /me answers 401), so the login page can say "expired" rather than nothing;
+// `logged_out` and `account_deleted` when the user ended it, so no "log in to come back here" link is made.
 let lastLoss: string | null = null;
 
 export function recordSessionLoss(code: string | null): void {

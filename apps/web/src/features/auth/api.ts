@@ -37,15 +37,15 @@ export function useMe() {
  * After login, logout or a lost session nothing cached for the previous session survives. The me query itself is
  * updated in place, not removed: mounted observers (the auth gates) stay attached to it and re-render at once.
  */
-export function resetSession(qc: QueryClient, user: User | null): void {
-  recordSessionLoss(null);
+export function resetSession(qc: QueryClient, user: User | null, ended: "logged_out" | "account_deleted" | null = null): void {
+  recordSessionLoss(ended);
   qc.removeQueries({ predicate: (q) => q.queryKey[0] !== meKey[0] || q.queryKey[1] !== meKey[1] });
   qc.setQueryData(meKey, user);
 }
 
 function useResetSession() {
   const qc = useQueryClient();
-  return (user: User | null) => resetSession(qc, user);
+  return (user: User | null, ended: "logged_out" | null = null) => resetSession(qc, user, ended);
 }
 
 export function useLogin() {
@@ -60,7 +60,7 @@ export function useSignup() {
 
 export function useLogout() {
   const reset = useResetSession();
-  return trpc.auth.logout.useMutation({ onSettled: () => reset(null), ...quiet });
+  return trpc.auth.logout.useMutation({ onSettled: () => reset(null, "logged_out"), ...quiet });
 }
 
 export function useVerifyEmail() {

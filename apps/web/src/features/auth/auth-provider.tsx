@@ -29,8 +29,12 @@ export function RequireAuth({ children }: { children: ReactNode }) {
     );
   }
   if (!me.data) {
+    // The page's own navigation after logout or deletion is a transition: this sync re-render comes first and decides.
+    const ended = peekSessionLoss();
+    if (ended === "logged_out") return <Navigate to="/login" replace />;
+    if (ended === "account_deleted") return <Navigate to="/login?deleted=1" replace />;
     const next = `${location.pathname}${location.search}`;
-    const reason = peekSessionLoss() === "session_expired" ? "&reason=expired" : "";
+    const reason = ended === "session_expired" ? "&reason=expired" : "";
     return <Navigate to={`/login?next=${encodeURIComponent(next)}${reason}`} replace />;
   }
   return children;

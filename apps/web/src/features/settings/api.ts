@@ -14,7 +14,7 @@ export function useChangePassword() {
 export function useDeleteAccount() {
   const qc = useQueryClient();
   return trpc.auth.deleteAccount.useMutation({
-    onSuccess: () => resetSession(qc, null),
+    onSuccess: () => resetSession(qc, null, "account_deleted"),
     // The account is gone either way once this answers; the settings page handles its own errors.
     meta: { ignoreSessionLoss: true },
   });
