@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PASSWORD, mailsTo, uniqueEmail } from "../auth-helpers";
+import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
 import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
@@ -168,6 +169,21 @@ describe("dashboard in a real browser", () => {
     // The page leaves for the url the API returned (stripe-mock's hosted checkout, answered locally above).
     await page.waitForURL((u) => u.origin !== env.baseUrl && u.protocol === "https:");
     await page.getByRole("heading", { name: "Hosted checkout" }).waitFor();
+  });
+
+  it("shows the credits and the payment when the webhook confirms it, back from checkout without a reload", async () => {
+    await page.goto(url("/dashboard/billing?checkout=success"));
+    await page.getByText("Payment received").waitFor();
+    const me = (await (await page.request.get(url("/api/auth/me"))).json()) as { user: { id: string } };
+    const before = ((await (await page.request.get(url("/api/billing/credits"))).json()) as { balance: number }).balance;
+    await expect(page.getByTestId("billing-balance").textContent()).resolves.toBe(`$${before.toFixed(2)}`);
+    await page.getByRole("heading", { name: "Payment history" }).waitFor();
+    await page.waitForLoadState("networkidle");
+    await expect(page.getByRole("cell", { name: "Credit purchase" }).count()).resolves.toBe(0);
+    const intent = { id: `pi_browser_${Date.now()}`, object: "payment_intent", amount: 1000, amount_received: 1000, currency: "usd", status: "succeeded", metadata: { user_id: me.user.id } };
+    expect((await deliver(env.server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
+    await page.getByTestId("billing-balance").filter({ hasText: `$${(before + 10).toFixed(2)}` }).waitFor({ timeout: 12_000 });
+    await page.getByRole("cell", { name: "Credit purchase" }).waitFor();
   });
 
   it("shows settings and the status of each dependency", async () => {

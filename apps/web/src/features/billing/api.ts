@@ -1,4 +1,5 @@
 import type { inferRouterOutputs } from "@trpc/server";
+import { useEffect, useRef } from "react";
 import type { AppRouter } from "@gw/api/root";
 import { trpc } from "../../trpc";
 
@@ -8,8 +9,26 @@ export type Plan = BillingConfig["plans"][number];
 export type SubscriptionInfo = Outputs["subscription"];
 export type HistoryEntry = Outputs["history"]["entries"][number];
 
-export function useBalance() {
-  return trpc.billing.credits.useQuery(undefined, { refetchInterval: 30_000 });
+/** `confirming`: back from a paid checkout, the webhook's credit is due any moment, so look more often. */
+export function useBalance(confirming = false) {
+  return trpc.billing.credits.useQuery(undefined, { refetchInterval: confirming ? 5_000 : 30_000 });
+}
+
+/**
+ * When the balance moves while the page is open (a purchase's webhook, a plan's invoice credits), the payment history
+ * and the subscription changed with it: fetch them again.
+ */
+export function useFollowBalance(balance: number | undefined) {
+  const utils = trpc.useUtils();
+  const seen = useRef(balance);
+  useEffect(() => {
+    if (balance === undefined || seen.current === balance) return;
+    if (seen.current !== undefined) {
+      void utils.billing.history.invalidate();
+      void utils.billing.subscription.invalidate();
+    }
+    seen.current = balance;
+  }, [balance, utils]);
 }
 
 export function useBillingConfig() {

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
-import { historyLabel, useBalance, useBillingConfig, useCheckout, usePaymentHistory, useSubscription, type Plan } from "./api";
+import { historyLabel, useBalance, useBillingConfig, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan } from "./api";
 
 /** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
 export function validateCustomAmount(raw: string): string | null {
@@ -138,9 +138,10 @@ function HistoryCard() {
 }
 
 export function BillingPage() {
-  const balance = useBalance();
   const [params] = useSearchParams();
   const outcome = params.get("checkout");
+  const balance = useBalance(outcome === "success");
+  useFollowBalance(balance.data?.balance);
   return (
     <>
       <PageTitle subtitle="Prepaid credits pay for every request; a plan raises your limits and includes monthly credits.">Billing</PageTitle>
