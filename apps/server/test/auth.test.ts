@@ -93,6 +93,31 @@ describe("accounts: signup, verification, login, me", () => {
     expect(await login(server, email)).toMatch(/^gw_session=/);
   });
 
+  it.each([
+    ["a dot-less domain", "ada@example"],
+    ["an empty domain label", "ada@example..com"],
+    ["a lone dot as domain", "ada@."],
+    ["a domain label starting with a hyphen", "ada@-x.com"],
+    ["a leading dot", ".ada@example.com"],
+    ["two dots in a row", "ada..b@example.com"],
+    ["angle brackets", "<ada>@example.com"],
+    ["a comma (two recipients to a mailer)", "eve,ada@example.com"],
+    ["an address literal", "ada@[127.0.0.1]"],
+  ])("refuses a sign-up e-mail with %s with 400 invalid_parameter naming email", async (_label, email) => {
+    const res = await call(server, "POST", "/api/auth/signup", { body: { email, password: PASSWORD, name: "X" } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorBody("invalid_parameter", "invalid_request_error"));
+    expect(res.body.error.message).toBe("Invalid parameter 'email': must be a valid email.");
+    expect(mailsTo(server, email)).toEqual([]);
+  });
+
+  it("accepts plus tags, subdomains and non-Latin scripts in a sign-up e-mail", async () => {
+    for (const email of [`ada.l+gw-${Date.now()}@mail.example.co.uk`, `用户${Date.now()}@例子.中国`, `o'neil-${Date.now()}@xn--bcher-kva.example`]) {
+      const res = await call(server, "POST", "/api/auth/signup", { body: { email, password: PASSWORD, name: "X" } });
+      expect(res.status, email).toBe(201);
+    }
+  });
+
   it("logs in with 200 {success, user} and a session cookie; GET /api/auth/me answers the user", async () => {
     const email = uniqueEmail("login");
     const created = await signup(server, email, PASSWORD, "Grace");

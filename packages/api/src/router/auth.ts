@@ -7,10 +7,16 @@ import { clientIp, createTRPCRouter, publicProcedure, sessionProcedure } from ".
 
 const TAGS = ["Accounts"];
 
-// zod's unicode pattern: internationalised addresses (e.g. "josé@exämple.de") are valid e-mails too
-const email = z.string().trim().toLowerCase().max(254)
-  .pipe(z.email({ pattern: z.regexes.unicodeEmail }))
-  .describe("e-mail address; trimmed and lower-cased");
+// RFC 5322 dot-atom local part and a host name with a top-level domain, letters and digits of any script, so that
+// internationalised addresses (e.g. "josé@exämple.de") are valid and "a@b..c", "a@.", "<x>@y.com" or "a,b@c.com"
+// (which a mailer reads as two recipients) are not. zod's unicodeEmail only excluded spaces, quotes and a second @.
+const ATEXT = "[\\p{L}\\p{M}\\p{N}!#$%&'*+/=?^_`{|}~-]+";
+const LABEL = "[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]{0,61}[\\p{L}\\p{M}\\p{N}])?";
+const emailPattern = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:\\p{L}[\\p{L}\\p{M}]+|xn--[a-z0-9-]+)$`, "u");
+const normalizedEmail = z.string().trim().toLowerCase().max(254);
+const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).describe("e-mail address; trimmed and lower-cased");
+// login and reset look an address up: accounts made before the stricter rule must stay reachable
+const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).describe("e-mail address; trimmed and lower-cased");
 // the SPEC 5 rules are applied by the domain so the answer is weak_password naming the rule
 const password = z.string().max(1024).describe("at least 8 characters, upper and lower case, a digit, a special character; not a common password");
 const name = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]*$/u, "must not contain control characters");
@@ -42,7 +48,7 @@ export const authRouter = createTRPCRouter({
 
   login: publicProcedure
     .meta({ openapi: { method: "POST", path: "/auth/login", tags: TAGS, summary: "Log in with e-mail and password; sets the session cookie" } })
-    .input(z.object({ email, password: z.string().max(1024) }))
+    .input(z.object({ email: existingEmail, password: z.string().max(1024) }))
     .output(z.object({ success: z.literal(true), user: userWithVerification }))
     .mutation(async ({ ctx, input }) => {
       const { user, setCookie } = await ctx.app.auth.accounts.login(input, { ip: clientIp(ctx.req) });
@@ -113,7 +119,7 @@ export const authRouter = createTRPCRouter({
 
   requestPasswordReset: publicProcedure
     .meta({ openapi: { method: "POST", path: "/auth/password-reset", tags: TAGS, summary: "E-mail a password reset link (same answer whether or not the account exists)" } })
-    .input(z.object({ email }))
+    .input(z.object({ email: existingEmail }))
     .output(successMessage)
     .mutation(async ({ ctx, input }) => {
       await ctx.app.auth.accounts.requestPasswordReset(input.email);
