@@ -118,6 +118,30 @@ describe("accounts: signup, verification, login, me", () => {
     }
   });
 
+  it("treats an e-mail typed with combining accents as the same address as its precomposed form", async () => {
+    const email = `jürgen-${Date.now()}@exämple.de`;
+    const decomposed = email.normalize("NFD");
+    expect(decomposed).not.toBe(email);
+    await signup(server, email);
+    const again = await call(server, "POST", "/api/auth/signup", { body: { email: decomposed, password: PASSWORD, name: "Twin" } });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual(errorBody("account_exists", "registration_error"));
+    const res = await call(server, "POST", "/api/auth/login", { body: { email: decomposed, password: PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(res.body.user.email).toBe(email);
+  });
+
+  it("still logs in an account whose e-mail was stored decomposed before e-mails were put in NFC", async () => {
+    const email = `jörg-${Date.now()}@exämple.de`;
+    const created = await signup(server, email);
+    await server.db.connection.collection<{ _id: string; email: string }>("users").updateOne({ _id: created.body.user.id }, { $set: { email: email.normalize("NFD") } });
+    for (const typed of [email, email.normalize("NFD")]) {
+      const res = await call(server, "POST", "/api/auth/login", { body: { email: typed, password: PASSWORD } });
+      expect(res.status).toBe(200);
+      expect(res.body.user.id).toBe(created.body.user.id);
+    }
+  });
+
   it("logs in with 200 {success, user} and a session cookie; GET /api/auth/me answers the user", async () => {
     const email = uniqueEmail("login");
     const created = await signup(server, email, PASSWORD, "Grace");

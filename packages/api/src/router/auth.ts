@@ -13,7 +13,8 @@ const TAGS = ["Accounts"];
 const ATEXT = "[\\p{L}\\p{M}\\p{N}!#$%&'*+/=?^_`{|}~-]+";
 const LABEL = "[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]{0,61}[\\p{L}\\p{M}\\p{N}])?";
 const emailPattern = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:\\p{L}[\\p{L}\\p{M}]+|xn--[a-z0-9-]+)$`, "u");
-const normalizedEmail = z.string().trim().toLowerCase().max(254);
+// NFC: "ü" typed as u + combining diaeresis is the same address as the precomposed "ü"
+const normalizedEmail = z.string().trim().normalize("NFC").toLowerCase().max(254);
 const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).describe("e-mail address; trimmed and lower-cased");
 // login and reset look an address up: accounts made before the stricter rule must stay reachable
 const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).describe("e-mail address; trimmed and lower-cased");

@@ -10,7 +10,7 @@ export interface OAuthSignIn {
   signIn(provider: OAuthProvider, profile: OAuthProfile): Promise<{ user: User; setCookie: string }>;
 }
 
-const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+const normalizeEmail = (email: string): string => email.trim().normalize("NFC").toLowerCase();
 
 export function createOAuthSignIn(users: UserRepository, sessions: SessionManager, clock: Clock, logger: Logger): OAuthSignIn {
   async function resolveUser(provider: OAuthProvider, profile: OAuthProfile): Promise<User> {

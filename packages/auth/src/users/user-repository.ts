@@ -86,7 +86,8 @@ export async function createUserRepository(connection: Connection): Promise<User
       }
     },
     findById: (id) => one({ _id: id }),
-    findByEmail: (email) => one({ email }),
+    // an address stored decomposed (before e-mails were put in NFC) is still its owner's account
+    findByEmail: async (email) => (await one({ email })) ?? (email.normalize("NFD") === email ? null : one({ email: email.normalize("NFD") })),
     findByProviderId: (provider, providerId) => one(provider === "google" ? { googleId: providerId } : { githubId: providerId }),
     async markEmailVerified(id, at) {
       await users.updateOne({ _id: id, emailVerifiedAt: null }, { $set: { emailVerifiedAt: at } });
