@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
-import { call, PASSWORD, signup, uniqueEmail } from "./auth-helpers";
+import { call, login, PASSWORD, signup, uniqueEmail } from "./auth-helpers";
 
 const rateLimited = { error: { message: expect.any(String), type: "rate_limit_error", code: "auth_rate_limit" } };
 
@@ -48,6 +48,36 @@ describe("authentication rate limits (SPEC 8 defaults)", () => {
     expect(res.body).toEqual(rateLimited);
     const other = await call(server, "POST", "/api/auth/password-reset", { body: { email: uniqueEmail("reset") } });
     expect(other.status).toBe(200);
+  });
+});
+
+describe("GET /api/auth/me rate limit (LIMIT_AUTH_ME)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { LIMIT_AUTH_ME: "3/60" } });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("counts per account with X-RateLimit-* headers, then 429 rate_limit_exceeded with Retry-After", async () => {
+    const email = uniqueEmail("me");
+    await signup(server, email);
+    const cookie = await login(server, email);
+    for (let i = 0; i < 3; i++) {
+      const res = await call(server, "GET", "/api/auth/me", { cookie });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit")).toBe("3");
+      expect(res.headers.get("x-ratelimit-remaining")).toBe(String(2 - i));
+    }
+    const res = await call(server, "GET", "/api/auth/me", { cookie });
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ error: { message: expect.stringMatching(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/), type: "rate_limit_error", code: "rate_limit_exceeded" } });
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    // another account has its own budget
+    const other = uniqueEmail("me2");
+    await signup(server, other);
+    expect((await call(server, "GET", "/api/auth/me", { cookie: await login(server, other) })).status).toBe(200);
   });
 });
 

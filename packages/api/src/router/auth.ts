@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { toPublicUser, type User } from "@gw/auth";
-import { clientIp, createTRPCRouter, publicProcedure, sessionProcedure } from "../trpc";
+import { clientIp, createTRPCRouter, publicProcedure, rateLimit, sessionProcedure } from "../trpc";
 
 // SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
 // DELETE /api/auth/me and the OAuth redirects are Express routes (apps/server/src/auth).
@@ -68,6 +68,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   me: sessionProcedure
+    .use(rateLimit("authMe", "user"))
     .meta({ openapi: { method: "GET", path: "/auth/me", tags: TAGS, summary: "The logged-in user" } })
     .input(z.void())
     .output(z.object({ user: userWithVerification }))
