@@ -190,6 +190,22 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(answer).toEqual({ error: { message: expect.stringContaining(`'${param}'`), type: "invalid_request_error", code } });
     });
 
+    it.each([
+      ["a line break", "prod\nkey"],
+      ["a bell character", "prod\u0007"],
+      ["an escape sequence", "\u001b[31mprod"],
+    ])("a name with %s → 400 invalid_parameter naming name, as for account names", async (label, name) => {
+      const res = await http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf(`usr_ctl_${label.length}`), ...json }, body: JSON.stringify({ name }) });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: { message: "Invalid parameter 'name': must not contain control characters.", type: "invalid_request_error", code: "invalid_parameter" } });
+    });
+
+    it("accepts a name in any script, with emoji", async () => {
+      const res = await http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf("usr_unicode"), ...json }, body: JSON.stringify({ name: "Прод ключ 🔑 – 本番" }) });
+      expect(res.status).toBe(201);
+      expect((await res.json()).name).toBe("Прод ключ 🔑 – 本番");
+    });
+
     it("accepts a 100-character name", async () => {
       expect((await post(JSON.stringify({ name: "n".repeat(100) }))).status).toBe(201);
     });
