@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
-import { call, login, PASSWORD, signup, uniqueEmail } from "./auth-helpers";
+import { call, login, PASSWORD, sessionCookie, signup, uniqueEmail } from "./auth-helpers";
 
 const rateLimited = { error: { message: expect.any(String), type: "rate_limit_error", code: "auth_rate_limit" } };
 
@@ -48,6 +48,35 @@ describe("authentication rate limits (SPEC 8 defaults)", () => {
     expect(res.body).toEqual(rateLimited);
     const other = await call(server, "POST", "/api/auth/password-reset", { body: { email: uniqueEmail("reset") } });
     expect(other.status).toBe(200);
+  });
+
+  it("tells accepted sign-ups, logins, resets and resends where their limit stands (X-RateLimit-*)", async () => {
+    const server = await start();
+    const before = Math.floor(Date.now() / 1000);
+    const limitOf = (res: Awaited<ReturnType<typeof call>>) => ({
+      limit: res.headers.get("x-ratelimit-limit"),
+      remaining: res.headers.get("x-ratelimit-remaining"),
+      reset: Number(res.headers.get("x-ratelimit-reset")),
+    });
+    const email = uniqueEmail("hdr");
+    const created = await signup(server, email);
+    expect(limitOf(created)).toEqual({ limit: "5", remaining: "4", reset: expect.any(Number) });
+    expect(limitOf(created).reset).toBeGreaterThanOrEqual(before + 3600);
+
+    const ok = await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } });
+    expect(ok.status).toBe(200);
+    expect(limitOf(ok)).toMatchObject({ limit: "10", remaining: "9" });
+    const wrong = await call(server, "POST", "/api/auth/login", { body: { email, password: "Wrong-Pass-93" } });
+    expect(wrong.status).toBe(401);
+    expect(limitOf(wrong)).toMatchObject({ limit: "10", remaining: "8" });
+
+    const reset = await call(server, "POST", "/api/auth/password-reset", { body: { email } });
+    expect(reset.status).toBe(200);
+    expect(limitOf(reset)).toMatchObject({ limit: "3", remaining: "2" });
+
+    const resend = await call(server, "POST", "/api/auth/resend-verification", { cookie: sessionCookie(ok.headers) });
+    expect(resend.status).toBe(200);
+    expect(limitOf(resend)).toMatchObject({ limit: "3", remaining: "2" });
   });
 });
 

@@ -1,6 +1,8 @@
+import type { Response } from "express";
 import { z } from "zod";
 import { toPublicUser, type User } from "@gw/auth";
-import { clientIp, createTRPCRouter, publicProcedure, rateLimit, sessionProcedure } from "../trpc";
+import type { RateLimitState } from "../app-context";
+import { clientIp, createTRPCRouter, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
 
 // SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
 // DELETE /api/auth/me and the OAuth redirects are Express routes (apps/server/src/auth).
@@ -33,6 +35,8 @@ const userWithVerification = publicUser.extend({ email_verified: z.boolean() });
 const successMessage = z.object({ success: z.literal(true), message: z.string() });
 
 const withVerification = (user: User) => ({ ...toPublicUser(user), email_verified: user.emailVerified });
+// the domain counts the SPEC 8 authentication limits; the answer carries where the caller stands
+const limitHeadersOn = (res: Response) => ({ onLimit: (state: RateLimitState) => setRateLimitHeaders(res, state) });
 
 export const authRouter = createTRPCRouter({
   signup: publicProcedure
@@ -43,7 +47,7 @@ export const authRouter = createTRPCRouter({
     .input(z.object({ email, password, name }))
     .output(z.object({ success: z.literal(true), message: z.string(), user: publicUser }))
     .mutation(async ({ ctx, input }) => {
-      const user = await ctx.app.auth.accounts.signup(input, { ip: clientIp(ctx.req) });
+      const user = await ctx.app.auth.accounts.signup(input, { ip: clientIp(ctx.req), ...limitHeadersOn(ctx.res) });
       return { success: true as const, message: "Account created. Check your e-mail to verify your address.", user: toPublicUser(user) };
     }),
 
@@ -52,7 +56,7 @@ export const authRouter = createTRPCRouter({
     .input(z.object({ email: existingEmail, password: z.string().max(1024) }))
     .output(z.object({ success: z.literal(true), user: userWithVerification }))
     .mutation(async ({ ctx, input }) => {
-      const { user, setCookie } = await ctx.app.auth.accounts.login(input, { ip: clientIp(ctx.req) });
+      const { user, setCookie } = await ctx.app.auth.accounts.login(input, { ip: clientIp(ctx.req), ...limitHeadersOn(ctx.res) });
       ctx.res.append("Set-Cookie", setCookie);
       return { success: true as const, user: withVerification(user) };
     }),
@@ -114,7 +118,7 @@ export const authRouter = createTRPCRouter({
     .input(z.void())
     .output(successMessage)
     .mutation(async ({ ctx }) => {
-      const outcome = await ctx.app.auth.accounts.resendVerification(ctx.principal.userId);
+      const outcome = await ctx.app.auth.accounts.resendVerification(ctx.principal.userId, limitHeadersOn(ctx.res));
       const message = outcome === "sent" ? "Verification e-mail sent." : "Your e-mail address is already verified.";
       return { success: true as const, message };
     }),
@@ -124,7 +128,7 @@ export const authRouter = createTRPCRouter({
     .input(z.object({ email: existingEmail }))
     .output(successMessage)
     .mutation(async ({ ctx, input }) => {
-      await ctx.app.auth.accounts.requestPasswordReset(input.email);
+      await ctx.app.auth.accounts.requestPasswordReset(input.email, limitHeadersOn(ctx.res));
       return { success: true as const, message: "If an account exists for this e-mail, a password reset link has been sent." };
     }),
 

@@ -9,7 +9,7 @@ import type { OneTimeTokens } from "../tokens/one-time-tokens";
 import type { UserRepository } from "../users/user-repository";
 import type { User } from "../users/user";
 import type { AccountHookRunner } from "./account-hooks";
-import { checkAuthLimit, consumeAuthLimit, type LimitConsumer } from "./auth-limits";
+import { checkAuthLimit, consumeAuthLimit, type LimitConsumer, type LimitState } from "./auth-limits";
 
 const HOUR_MS = 60 * 60 * 1000;
 const VERIFY_TTL_MS = 24 * HOUR_MS;
@@ -33,7 +33,12 @@ export interface AccountServiceDeps {
 /** Who is asking, for the per-IP limits. */
 export interface RequestOrigin {
   ip: string;
+  /** told where the request's SPEC 8 limit stands once counted, so the answer can carry X-RateLimit-* */
+  onLimit?: (state: LimitState) => void;
 }
+
+/** The limit-reporting part of an origin, for requests limited per e-mail or account rather than per IP. */
+export type LimitObserver = Pick<RequestOrigin, "onLimit">;
 
 export interface LoginResult {
   user: User;
@@ -50,8 +55,8 @@ export interface AccountService {
   changePassword(userId: string, currentPassword: string, newPassword: string): Promise<string>;
   deleteAccount(userId: string, password: string | undefined): Promise<void>;
   verifyEmail(token: string): Promise<void>;
-  resendVerification(userId: string): Promise<"sent" | "already_verified">;
-  requestPasswordReset(email: string): Promise<void>;
+  resendVerification(userId: string, observer?: LimitObserver): Promise<"sent" | "already_verified">;
+  requestPasswordReset(email: string, observer?: LimitObserver): Promise<void>;
   confirmPasswordReset(token: string, password: string): Promise<void>;
 }
 
@@ -86,7 +91,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 
   return {
     async signup(input, origin) {
-      await consumeAuthLimit(deps.limits, "register", `ip:${origin.ip}`);
+      origin.onLimit?.(await consumeAuthLimit(deps.limits, "register", `ip:${origin.ip}`));
       assertStrongPassword(input.password, deps.passwordRules);
       const user = await users.create({
         email: input.email,
@@ -99,7 +104,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     },
 
     async login(input, origin) {
-      await consumeAuthLimit(deps.limits, "loginIp", `ip:${origin.ip}`);
+      origin.onLimit?.(await consumeAuthLimit(deps.limits, "loginIp", `ip:${origin.ip}`));
       // per-account throttle: failures are counted, and once over the window's budget every attempt on this account
       // waits for the window to pass (429 + Retry-After), so its owner is slowed, never locked out for good
       const accountKey = `account:${input.email}`;
@@ -160,16 +165,16 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       await users.markEmailVerified(userId, now());
     },
 
-    async resendVerification(userId) {
+    async resendVerification(userId, observer) {
       const user = await liveUser(userId);
       if (user.emailVerified) return "already_verified";
-      await consumeAuthLimit(deps.limits, "passwordReset", `verify:${user.id}`);
+      observer?.onLimit?.(await consumeAuthLimit(deps.limits, "passwordReset", `verify:${user.id}`));
       await sendVerification(user);
       return "sent";
     },
 
-    async requestPasswordReset(email) {
-      await consumeAuthLimit(deps.limits, "passwordReset", `email:${email}`);
+    async requestPasswordReset(email, observer) {
+      observer?.onLimit?.(await consumeAuthLimit(deps.limits, "passwordReset", `email:${email}`));
       const user = await users.findByEmail(email);
       // unknown e-mails get the same answer; only a real account receives a mail
       if (!user || user.deletedAt) return;

@@ -1,18 +1,26 @@
 import type { LimitName } from "@gw/config";
 import { AppError, isAppError } from "@gw/shared";
 
+/** Where one limit stands for one caller after a counted hit (for X-RateLimit-* headers). */
+export interface LimitState {
+  limit: number;
+  remaining: number;
+  /** ms epoch when the window resets */
+  resetAt: number;
+}
+
 /** The slice of the platform's rate-limit service (ctx.limits) that accounts use. */
 export interface LimitConsumer {
   /** counts one hit; throws AppError 429 with retryAfterSeconds when the window is exhausted */
-  consume(name: LimitName, key: string): Promise<unknown>;
+  consume(name: LimitName, key: string): Promise<LimitState>;
   /** throws like consume when the key is already over the limit, without counting */
   check(name: LimitName, key: string): Promise<unknown>;
 }
 
 /** Authentication limits answer auth_rate_limit (SPEC 7.2), never the generic rate_limit_exceeded. */
-async function asAuthLimit(run: () => Promise<unknown>): Promise<void> {
+async function asAuthLimit<T>(run: () => Promise<T>): Promise<T> {
   try {
-    await run();
+    return await run();
   } catch (err) {
     if (isAppError(err) && err.code === "rate_limit_exceeded") {
       throw new AppError("auth_rate_limit", "Too many authentication attempts. Please try again later.", err.extras);
@@ -21,8 +29,9 @@ async function asAuthLimit(run: () => Promise<unknown>): Promise<void> {
   }
 }
 
-export const consumeAuthLimit = (limits: LimitConsumer, name: LimitName, key: string): Promise<void> =>
+export const consumeAuthLimit = (limits: LimitConsumer, name: LimitName, key: string): Promise<LimitState> =>
   asAuthLimit(() => limits.consume(name, key));
 
-export const checkAuthLimit = (limits: LimitConsumer, name: LimitName, key: string): Promise<void> =>
-  asAuthLimit(() => limits.check(name, key));
+export const checkAuthLimit = async (limits: LimitConsumer, name: LimitName, key: string): Promise<void> => {
+  await asAuthLimit(() => limits.check(name, key));
+};
