@@ -136,4 +136,28 @@ describe("per-account login throttling", () => {
     await new Promise((r) => setTimeout(r, 1_100));
     expect((await attempt(email, PASSWORD)).status).toBe(200);
   });
+
+  it.each([
+    ["POST /api/auth/change-password", (cookie: string, password: string) =>
+      call(server, "POST", "/api/auth/change-password", { cookie, body: { current_password: password, new_password: "Fresh-Lamp-73" } })],
+    ["DELETE /api/auth/me", (cookie: string, password: string) =>
+      call(server, "DELETE", "/api/auth/me", { cookie, body: { password } })],
+  ])("throttles wrong passwords on %s with the account's login budget (no password oracle for a session)", async (_route, attempt) => {
+    const email = uniqueEmail("oracle");
+    await signup(server, email);
+    const cookie = await login(server, email);
+    for (let i = 0; i < 3; i++) {
+      const res = await attempt(cookie, `Guess-${i}-Lamp-9`);
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe("invalid_credentials");
+    }
+    const blocked = await attempt(cookie, PASSWORD);
+    expect(blocked.status).toBe(429);
+    expect(blocked.body).toEqual(rateLimited);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // one budget: the guesses made through the session also hold logins back
+    expect((await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } })).status).toBe(429);
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await attempt(cookie, PASSWORD)).status).toBe(200);
+  });
 });

@@ -74,6 +74,19 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     return user;
   }
 
+  /**
+   * Checks a signed-in user's password under the per-account login throttle: a stolen session must not make
+   * change-password or account deletion an unthrottled password oracle, so failures share login's budget.
+   */
+  async function confirmPassword(user: User, password: string, wrong: () => AppError): Promise<void> {
+    const accountKey = `account:${user.email}`;
+    await checkAuthLimit(deps.limits, "loginAccount", accountKey);
+    if (!user.passwordHash || !(await verifyPassword(user.passwordHash, password))) {
+      await consumeAuthLimit(deps.limits, "loginAccount", accountKey).catch(() => undefined);
+      throw wrong();
+    }
+  }
+
   /** Mail failures are logged, never turned into a failed sign-up: the user can ask for a new link. */
   async function sendMail(send: () => Promise<void>, what: string): Promise<void> {
     try {
@@ -133,9 +146,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 
     async changePassword(userId, currentPassword, newPassword) {
       const user = await liveUser(userId);
-      if (!user.passwordHash || !(await verifyPassword(user.passwordHash, currentPassword))) {
-        throw new AppError("invalid_credentials", "The current password is not correct.");
-      }
+      await confirmPassword(user, currentPassword, () => new AppError("invalid_credentials", "The current password is not correct."));
       assertStrongPassword(newPassword, deps.passwordRules, "new password");
       await users.setPasswordHash(userId, await hashPassword(newPassword), now());
       // every other device is signed out; the caller continues in a fresh session
@@ -148,7 +159,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const user = await liveUser(userId);
       if (user.passwordHash) {
         if (password === undefined || password === "") throw new AppError("missing_required_parameter", "Missing required parameter: 'password'.");
-        if (!(await verifyPassword(user.passwordHash, password))) throw new AppError("invalid_credentials", "The password is not correct.");
+        await confirmPassword(user, password, () => new AppError("invalid_credentials", "The password is not correct."));
       }
       // keys and sessions first: whatever fails later, the account can no longer be used
       await deps.revokeAllKeysForUser(userId);
