@@ -67,6 +67,8 @@ describe("accounts: signup, verification, login, me", () => {
     ["missing password", { email: "a@example.com", name: "X" }, 400, "missing_required_parameter", "password"],
     ["missing name", { email: "a@example.com", password: PASSWORD }, 400, "missing_required_parameter", "name"],
     ["empty name", { email: "a@example.com", password: PASSWORD, name: "  " }, 400, "invalid_parameter", "name"],
+    ["zero-width name", { email: "a@example.com", password: PASSWORD, name: "\u200b\u200d\u2060" }, 400, "invalid_parameter", "name"],
+    ["Hangul-filler name", { email: "a@example.com", password: PASSWORD, name: "\u3164\u3164" }, 400, "invalid_parameter", "name"],
     ["invalid email", { email: "not-an-email", password: PASSWORD, name: "X" }, 400, "invalid_parameter", "email"],
     ["empty email", { email: "", password: PASSWORD, name: "X" }, 400, "invalid_parameter", "email"],
     ["wrong-typed email", { email: 42, password: PASSWORD, name: "X" }, 400, "invalid_parameter", "email"],

@@ -200,6 +200,16 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(await res.json()).toEqual({ error: { message: "Invalid parameter 'name': must not contain control characters.", type: "invalid_request_error", code: "invalid_parameter" } });
     });
 
+    it.each([
+      ["zero-width spaces", "\u200b\u200b"],
+      ["a bidi mark and a no-break space", "\u200f\u00a0"],
+      ["Braille blanks", "\u2800\u2800"],
+    ])("a name of only %s → 400 invalid_parameter 'must not be empty'", async (label, name) => {
+      const res = await http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf(`usr_blank_${label.length}`), ...json }, body: JSON.stringify({ name }) });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: { message: "Invalid parameter 'name': must not be empty.", type: "invalid_request_error", code: "invalid_parameter" } });
+    });
+
     it("accepts a name in any script, with emoji", async () => {
       const res = await http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf("usr_unicode"), ...json }, body: JSON.stringify({ name: "Прод ключ 🔑 – 本番" }) });
       expect(res.status).toBe(201);

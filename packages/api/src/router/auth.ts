@@ -2,6 +2,7 @@ import type { Response } from "express";
 import { z } from "zod";
 import { toPublicUser, type User } from "@gw/auth";
 import type { RateLimitState } from "../app-context";
+import { displayName } from "../display-name";
 import { clientIp, createTRPCRouter, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
 
 // SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
@@ -22,7 +23,7 @@ const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).describe(
 const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).describe("e-mail address; trimmed and lower-cased");
 // the SPEC 5 rules are applied by the domain so the answer is weak_password naming the rule
 const password = z.string().max(1024).describe("at least 8 characters, upper and lower case, a digit, a special character; not a common password");
-const name = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]*$/u, "must not contain control characters");
+const name = displayName(100);
 const token = z.string().min(1).max(200).describe("the token of the e-mailed link");
 
 const publicUser = z.object({

@@ -1,12 +1,12 @@
 import { z } from "zod";
+import { displayName } from "../display-name";
 import { createTRPCRouter, rateLimit, sessionProcedure, verifiedSessionProcedure } from "../trpc";
 
 // SPEC 2.4 / 4.8, CONTRACT 3. Key management needs a session; an API key alone gets 401 unauthorized.
 
 const createKeyInput = z.object({
   // the same rule as account names: a line break or escape sequence in a name breaks lists, logs and terminals
-  name: z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]*$/u, "must not contain control characters")
-    .describe("Human-readable name, 1 to 100 characters, no control characters"),
+  name: displayName(100).describe("Human-readable name, 1 to 100 characters, no control characters"),
   description: z.string().trim().max(500).optional().describe("Optional purpose text, at most 500 characters"),
 });
 
