@@ -41,6 +41,31 @@ describe("OpenAPI document and reference page", () => {
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
   });
 
+  it("documents every status a route really answers, with its code", async () => {
+    const doc = await (await http(`${server.url}/api/openapi.json`)).json();
+    const json = { "content-type": "application/json" };
+    const signup = { email: `dup-${Date.now()}@example.com`, password: "Zx9!qwerty-Lamp", name: "Dup" };
+    await http(`${server.url}/api/auth/signup`, { method: "POST", headers: json, body: JSON.stringify(signup) });
+    const cases: Array<[string, string, RequestInit]> = [
+      ["/auth/signup", "post", { method: "POST", headers: json, body: JSON.stringify(signup) }],
+      ["/auth/signup", "post", { method: "POST", headers: json, body: JSON.stringify({ ...signup, email: "weak@example.com", password: "short" }) }],
+      ["/auth/login", "post", { method: "POST", headers: json, body: JSON.stringify({ email: signup.email, password: "Wrong-pass-1!" }) }],
+      ["/auth/login", "post", { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" }],
+      ["/auth/verify-email", "post", { method: "POST", headers: json, body: JSON.stringify({ token: "nope" }) }],
+      ["/billing/create-payment-intent", "post", { method: "POST", headers: { ...json, authorization: "Bearer ak-live-nope" }, body: JSON.stringify({ amount: 10 }) }],
+      ["/example", "post", { method: "POST", headers: json, body: JSON.stringify({ pad: "x".repeat(2_000_000) }) }],
+    ];
+    const wrong: string[] = [];
+    for (const [path, method, init] of cases) {
+      const res = await http(`${server.url}/api${path}`, init);
+      const code: string = (await res.json()).error.code;
+      const documented = doc.paths[path][method].responses[String(res.status)];
+      if (!documented?.description.split(", ").includes(code)) wrong.push(`${method} ${path}: ${res.status} ${code}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(doc.paths["/auth/signup"].post.responses["409"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/NestedError" });
+  });
+
   it("GET /api/docs renders a readable reference without scripts", async () => {
     const res = await http(`${server.url}/api/docs`);
     expect(res.status).toBe(200);

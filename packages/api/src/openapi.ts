@@ -42,10 +42,14 @@ const errorResponse = (description: string, schema: "NestedError" | "StatusError
   content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` } } },
 });
 
+/** Methods whose body the REST layer reads: a wrong type, a bad or too large body is refused before any route runs. */
+const BODY_METHODS = new Set(["post", "put", "patch"]);
+
 /** Codes every operation of a kind may answer (CONTRACT 1); routes add their own through `meta.errors`. */
-function commonErrors(protectedRoute: boolean, hasInput: boolean): ErrorCode[] {
+function commonErrors(protectedRoute: boolean, hasInput: boolean, hasBody: boolean): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if (hasInput) codes.push("missing_required_parameter", "invalid_parameter", "invalid_json");
+  if (hasBody) codes.push("invalid_parameter", "invalid_json", "payload_too_large", "unsupported_media_type");
   if (protectedRoute) codes.push("unauthorized", "session_expired", "csrf_rejected");
   codes.push("rate_limit_exceeded", "internal_error");
   return codes;
@@ -81,7 +85,11 @@ function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
       if (!isObject(operation) || !isObject(operation.responses)) continue;
       const meta = metas.get(`${method} ${path}`);
       const hasInput = "400" in operation.responses;
-      const codes = [...new Set([...commonErrors(Array.isArray(operation.security), hasInput), ...(meta?.errors ?? [])])];
+      const hasBody = BODY_METHODS.has(method);
+      const security: unknown[] = Array.isArray(operation.security) ? operation.security : [];
+      // a route that takes an API key refuses a bad one with invalid_api_key (CONTRACT 1), not unauthorized
+      const keyErrors: ErrorCode[] = security.some((s) => isObject(s) && "apiKey" in s) ? ["invalid_api_key"] : [];
+      const codes = [...new Set([...commonErrors(Array.isArray(operation.security), hasInput, hasBody), ...keyErrors, ...(meta?.errors ?? [])])];
       operation.responses = {
         [String(meta?.successStatus ?? 200)]: operation.responses["200"],
         ...errorResponses(codes),

@@ -44,6 +44,7 @@ export const authRouter = createTRPCRouter({
     .meta({
       openapi: { method: "POST", path: "/auth/signup", tags: TAGS, summary: "Register; sends a verification e-mail (no session is created)", successDescription: "Created" },
       successStatus: 201,
+      errors: ["weak_password", "account_exists", "auth_rate_limit"],
     })
     .input(z.object({ email, password, name }))
     .output(z.object({ success: z.literal(true), message: z.string(), user: publicUser }))
@@ -53,7 +54,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   login: publicProcedure
-    .meta({ openapi: { method: "POST", path: "/auth/login", tags: TAGS, summary: "Log in with e-mail and password; sets the session cookie" } })
+    .meta({ openapi: { method: "POST", path: "/auth/login", tags: TAGS, summary: "Log in with e-mail and password; sets the session cookie" }, errors: ["invalid_credentials", "auth_rate_limit"] })
     .input(z.object({ email: existingEmail, password: z.string().max(1024) }))
     .output(z.object({ success: z.literal(true), user: userWithVerification }))
     .mutation(async ({ ctx, input }) => {
@@ -96,7 +97,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   changePassword: sessionProcedure
-    .meta({ openapi: { method: "POST", path: "/auth/change-password", tags: TAGS, summary: "Change the password; signs out every other session" } })
+    .meta({ openapi: { method: "POST", path: "/auth/change-password", tags: TAGS, summary: "Change the password; signs out every other session" }, errors: ["weak_password", "invalid_credentials"] })
     .input(z.object({ current_password: z.string().max(1024), new_password: password }))
     .output(successMessage)
     .mutation(async ({ ctx, input }) => {
@@ -106,7 +107,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   verifyEmail: publicProcedure
-    .meta({ openapi: { method: "POST", path: "/auth/verify-email", tags: TAGS, summary: "Verify the e-mail address with the token of the e-mailed link" } })
+    .meta({ openapi: { method: "POST", path: "/auth/verify-email", tags: TAGS, summary: "Verify the e-mail address with the token of the e-mailed link" }, errors: ["invalid_token"] })
     .input(z.object({ token }))
     .output(successMessage)
     .mutation(async ({ ctx, input }) => {
@@ -125,7 +126,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   requestPasswordReset: publicProcedure
-    .meta({ openapi: { method: "POST", path: "/auth/password-reset", tags: TAGS, summary: "E-mail a password reset link (same answer whether or not the account exists)" } })
+    .meta({ openapi: { method: "POST", path: "/auth/password-reset", tags: TAGS, summary: "E-mail a password reset link (same answer whether or not the account exists)" }, errors: ["auth_rate_limit"] })
     .input(z.object({ email: existingEmail }))
     .output(successMessage)
     .mutation(async ({ ctx, input }) => {
@@ -134,7 +135,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   confirmPasswordReset: publicProcedure
-    .meta({ openapi: { method: "POST", path: "/auth/password-reset/confirm", tags: TAGS, summary: "Set a new password with the reset token; signs out every session" } })
+    .meta({ openapi: { method: "POST", path: "/auth/password-reset/confirm", tags: TAGS, summary: "Set a new password with the reset token; signs out every session" }, errors: ["invalid_token", "weak_password"] })
     .input(z.object({ token, password }))
     .output(successMessage)
     .mutation(async ({ ctx, input }) => {
