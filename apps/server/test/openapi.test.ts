@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
+import { fundedUser } from "./support/gateway-fixtures";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
 type JsonResponse = Omit<Response, "json"> & { json(): Promise<any> };
@@ -64,6 +65,33 @@ describe("OpenAPI document and reference page", () => {
     }
     expect(wrong).toEqual([]);
     expect(doc.paths["/auth/signup"].post.responses["409"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/NestedError" });
+  });
+
+  it("declares per route the credentials it really accepts", async () => {
+    const doc = await (await http(`${server.url}/api/openapi.json`)).json();
+    const { key } = await fundedUser(server, 0);
+    const json = { "content-type": "application/json" };
+    // public: answered without any credentials
+    const reset = await http(`${server.url}/api/auth/password-reset`, { method: "POST", headers: json, body: JSON.stringify({ email: "nobody@example.com" }) });
+    expect(reset.status).toBe(200);
+    for (const path of ["/auth/signup", "/auth/login", "/auth/verify-email", "/auth/password-reset", "/auth/password-reset/confirm"]) {
+      expect(doc.paths[path].post.security, path).toBeUndefined();
+      expect(doc.paths[path].post.responses["401"]?.description ?? "", path).not.toContain("unauthorized");
+    }
+    // session only: an API key alone is refused
+    const keys = await http(`${server.url}/api/keys`, { headers: { authorization: `Bearer ${key}` } });
+    expect(keys.status).toBe(401);
+    expect((await keys.json()).error.code).toBe("unauthorized");
+    const sessionOnly: Array<[string, string]> = [["/keys", "get"], ["/keys", "post"], ["/keys/{id}", "delete"], ["/auth/me", "get"], ["/auth/logout", "post"]];
+    for (const [path, method] of sessionOnly) {
+      expect(doc.paths[path][method].security, `${method} ${path}`).toEqual([{ session: [] }]);
+    }
+    // session or API key
+    const config = await http(`${server.url}/api/billing/config`, { headers: { authorization: `Bearer ${key}` } });
+    expect(config.status).toBe(200);
+    expect(doc.paths["/billing/config"].get.security).toEqual([{ session: [] }, { apiKey: [] }]);
+    expect(doc.paths["/billing/config"].get.responses["401"].description).toContain("invalid_api_key");
+    expect(doc.paths["/billing/config"].get.responses["403"]).toBeUndefined();
   });
 
   it("GET /api/docs renders a readable reference without scripts", async () => {

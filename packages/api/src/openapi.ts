@@ -2,7 +2,7 @@ import { SESSION_COOKIE } from "@gw/auth";
 import { ERROR_CODES, type ErrorCode } from "@gw/shared";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { appRouter } from "./root";
-import type { ApiMeta } from "./trpc";
+import type { ApiMeta, RouteAuth } from "./trpc";
 
 type JsonObject = Record<string, unknown>;
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -44,13 +44,25 @@ const errorResponse = (description: string, schema: "NestedError" | "StatusError
 
 /** Methods whose body the REST layer reads: a wrong type, a bad or too large body is refused before any route runs. */
 const BODY_METHODS = new Set(["post", "put", "patch"]);
+/** State-changing methods: refused cross-site when they carry the session cookie (CONTRACT 2), before any route runs. */
+const CSRF_METHODS = new Set(["post", "put", "patch", "delete"]);
+
+/** trpc-to-openapi gives every protected route all the schemes; each route accepts only its procedure kind's. */
+const SECURITY: Record<RouteAuth, Array<Record<string, string[]>> | undefined> = {
+  none: undefined,
+  session: [{ session: [] }],
+  sessionOrKey: [{ session: [] }, { apiKey: [] }],
+};
 
 /** Codes every operation of a kind may answer (CONTRACT 1); routes add their own through `meta.errors`. */
-function commonErrors(protectedRoute: boolean, hasInput: boolean, hasBody: boolean): ErrorCode[] {
+function commonErrors(auth: RouteAuth, hasInput: boolean, method: string): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if (hasInput) codes.push("missing_required_parameter", "invalid_parameter", "invalid_json");
-  if (hasBody) codes.push("invalid_parameter", "invalid_json", "payload_too_large", "unsupported_media_type");
-  if (protectedRoute) codes.push("unauthorized", "session_expired", "csrf_rejected");
+  if (BODY_METHODS.has(method)) codes.push("invalid_parameter", "invalid_json", "payload_too_large", "unsupported_media_type");
+  if (auth !== "none") codes.push("unauthorized", "session_expired");
+  if (CSRF_METHODS.has(method)) codes.push("csrf_rejected");
+  // a route that takes an API key refuses a bad one with invalid_api_key (CONTRACT 1), not unauthorized
+  if (auth === "sessionOrKey") codes.push("invalid_api_key");
   codes.push("rate_limit_exceeded", "internal_error");
   return codes;
 }
@@ -85,11 +97,9 @@ function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
       if (!isObject(operation) || !isObject(operation.responses)) continue;
       const meta = metas.get(`${method} ${path}`);
       const hasInput = "400" in operation.responses;
-      const hasBody = BODY_METHODS.has(method);
-      const security: unknown[] = Array.isArray(operation.security) ? operation.security : [];
-      // a route that takes an API key refuses a bad one with invalid_api_key (CONTRACT 1), not unauthorized
-      const keyErrors: ErrorCode[] = security.some((s) => isObject(s) && "apiKey" in s) ? ["invalid_api_key"] : [];
-      const codes = [...new Set([...commonErrors(Array.isArray(operation.security), hasInput, hasBody), ...keyErrors, ...(meta?.errors ?? [])])];
+      const auth = meta?.auth ?? "none";
+      const codes = [...new Set([...commonErrors(auth, hasInput, method), ...(meta?.errors ?? [])])];
+      operation.security = SECURITY[auth];
       operation.responses = {
         [String(meta?.successStatus ?? 200)]: operation.responses["200"],
         ...errorResponses(codes),

@@ -24,7 +24,10 @@ export function createApiContext(app: AppContext, req: Request, res: Response): 
  * Route metadata: trpc-to-openapi's `openapi` block, the success status of the REST answer (default 200) and the
  * route-specific error codes it may answer (listed in the OpenAPI document next to the common ones).
  */
-export type ApiMeta = OpenApiMeta & { successStatus?: number; errors?: ErrorCode[] };
+export type ApiMeta = OpenApiMeta & { successStatus?: number; errors?: ErrorCode[]; auth?: RouteAuth };
+
+/** Which credentials a procedure accepts; set by the procedure kinds below and shown as the OpenAPI `security`. */
+export type RouteAuth = "none" | "session" | "sessionOrKey";
 
 /**
  * 2. INITIALIZATION. No transformer: plain JSON keeps the REST layer and the tRPC client on one wire format.
@@ -52,7 +55,7 @@ const successStatus = t.middleware(({ ctx, meta, next }) => {
 });
 
 /** No authentication. */
-export const publicProcedure = t.procedure.use(successStatus);
+export const publicProcedure = t.procedure.use(successStatus).meta({ auth: "none" });
 
 export function clientIp(req: Request): string {
   // req.ip already honours TRUST_PROXY (Express `trust proxy`), as CONTRACT 7 asks.
@@ -76,7 +79,7 @@ export const sessionProcedure = publicProcedure.use(async ({ ctx, next }) => {
     throw new AppError("unauthorized", message);
   }
   return next({ ctx: { ...ctx, principal } });
-});
+}).meta({ auth: "session" });
 
 /** API key (`Authorization: Bearer`) when the header is present, else the session cookie. */
 export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
@@ -91,7 +94,7 @@ export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) =
     if (!principal) throw new AppError("unauthorized", "Authentication required: log in or send an API key.");
   }
   return next({ ctx: { ...ctx, principal } });
-});
+}).meta({ auth: "sessionOrKey" });
 
 const requireVerifiedEmail = t.middleware(({ ctx, next }) => {
   if (ctx.principal && !ctx.principal.emailVerified) {
