@@ -94,6 +94,32 @@ describe("OpenAPI document and reference page", () => {
     expect(doc.paths["/billing/config"].get.responses["403"]).toBeUndefined();
   });
 
+  it("request schemas state the rules the routes enforce", async () => {
+    const doc = await (await http(`${server.url}/api/openapi.json`)).json();
+    const { key } = await fundedUser(server, 0);
+    const post = (path: string, body: unknown) => http(`${server.url}/api${path}`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    });
+    const checkout = doc.paths["/billing/create-checkout-session"].post.requestBody.content["application/json"].schema.properties;
+    expect(checkout.type.enum).toEqual(["credits", "subscription"]);
+    const urls = { success_url: "https://example.com/ok", cancel_url: "https://example.com/no" };
+    const other = await post("/billing/create-checkout-session", { type: "gift", amount: 10, ...urls });
+    expect(other.status).toBe(400);
+    expect((await other.json()).error.message).toContain("'type'");
+    const intent = doc.paths["/billing/create-payment-intent"].post.requestBody.content["application/json"].schema.properties;
+    for (const amount of [checkout.amount, intent.amount]) expect(amount).toMatchObject({ type: "number", minimum: 1, maximum: 10_000, multipleOf: 0.01 });
+    for (const amount of [0.99, 10_000.01, 10.001]) {
+      const res = await post("/billing/create-payment-intent", { amount });
+      expect(res.status, String(amount)).toBe(400);
+      expect((await res.json()).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'amount'") });
+    }
+    const login = doc.paths["/auth/login"].post.requestBody.content["application/json"].schema.properties;
+    expect(login.email.format).toBe("email");
+    const notEmail = await http(`${server.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "not-an-address", password: "x" }) });
+    expect(notEmail.status).toBe(400);
+    expect((await notEmail.json()).error.code).toBe("invalid_parameter");
+  });
+
   it("GET /api/docs renders a readable reference without scripts", async () => {
     const res = await http(`${server.url}/api/docs`);
     expect(res.status).toBe(200);

@@ -18,9 +18,9 @@ const LABEL = "[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]{0,61}[\\p{L}\\p{M}\\
 const emailPattern = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:\\p{L}[\\p{L}\\p{M}]+|xn--[a-z0-9-]+)$`, "u");
 // NFC: "ü" typed as u + combining diaeresis is the same address as the precomposed "ü"
 const normalizedEmail = z.string().trim().normalize("NFC").toLowerCase().max(254);
-const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).describe("e-mail address; trimmed and lower-cased");
+const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).meta({ description: "e-mail address; trimmed and lower-cased", format: "email" });
 // login and reset look an address up: accounts made before the stricter rule must stay reachable
-const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).describe("e-mail address; trimmed and lower-cased");
+const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).meta({ description: "e-mail address; trimmed and lower-cased", format: "email" });
 // the SPEC 5 rules are applied by the domain so the answer is weak_password naming the rule
 const password = z.string().max(1024).describe("at least 8 characters, upper and lower case, a digit, a special character; not a common password");
 const name = displayName(100);

@@ -8,10 +8,11 @@ import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, verifiedSessionOrKe
 const tags = ["Billing"];
 
 // trpc-to-openapi coerces plain number fields of the body ("10", true and [] would become numbers); a pipe is left
-// alone, so amounts stay strictly JSON numbers as CONTRACT 6 asks.
+// alone, so amounts stay strictly JSON numbers as CONTRACT 6 asks. The OpenAPI document shows a pipe's input side
+// only, so its rules are restated in `meta` for the document.
 const dollars = z.number()
   .pipe(z.number().min(1).max(10_000).refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: "must have at most two decimals" }))
-  .describe("US dollars, 1 to 10000, at most two decimals; 10, 50 and 100 earn the package bonus");
+  .meta({ description: "US dollars, 1 to 10000, at most two decimals; 10, 50 and 100 earn the package bonus", minimum: 1, maximum: 10_000, multipleOf: 0.01 });
 
 const httpUrl = z.url({ protocol: /^https?$/ }).max(2048).describe("absolute http(s) URL");
 
@@ -36,7 +37,7 @@ const creditBalance = z.object({ balance: z.number().describe("dollars"), curren
 
 const checkoutInput = z.object({
   // a string first, so a missing type is reported as missing rather than as a wrong option
-  type: z.string().pipe(z.enum(["credits", "subscription"])).describe("credits or subscription"),
+  type: z.string().pipe(z.enum(["credits", "subscription"])).meta({ description: "credits or subscription", enum: ["credits", "subscription"] }),
   amount: dollars.optional().describe("required when type is credits"),
   plan_id: z.string().min(1).max(100).optional().describe("required when type is subscription"),
   success_url: httpUrl,
