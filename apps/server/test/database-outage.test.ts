@@ -76,6 +76,12 @@ describe("the database unreachable for a while", () => {
     expect(await gateway.json()).toEqual({ error: { message: expect.stringContaining("database is unreachable"), type: "api_error", code: "service_unavailable" } });
     expect(rest.status).toBe(503);
     expect(rest.body).toEqual({ status: "error", message: expect.stringContaining("database is unreachable"), error_code: "service_unavailable" });
+    // the OpenAPI document announces that answer, in that shape
+    const doc = (await call(server, "GET", "/api/openapi.json")).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(doc.paths["/keys"]?.get?.responses["503"]).toEqual({
+      description: "service_unavailable",
+      content: { "application/json": { schema: { $ref: "#/components/schemas/StatusError" } } },
+    });
 
     mongo = await startFerretdb({ dir, port });
     const deadline = Date.now() + 20_000;

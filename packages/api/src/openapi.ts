@@ -61,6 +61,9 @@ function commonErrors(auth: RouteAuth, hasInput: boolean, method: string): Error
   if (BODY_METHODS.has(method)) codes.push("invalid_parameter", "invalid_json", "payload_too_large", "unsupported_media_type");
   if (auth !== "none") codes.push("unauthorized", "session_expired");
   if (CSRF_METHODS.has(method)) codes.push("csrf_rejected");
+  // every authenticated request reads its session or key, and every public POST an account, from the database:
+  // while it is unreachable they answer 503 in the status form (docs/api.md)
+  if (auth !== "none" || BODY_METHODS.has(method)) codes.push("service_unavailable");
   // a route that takes an API key refuses a bad one with invalid_api_key (CONTRACT 1), not unauthorized
   if (auth === "sessionOrKey") codes.push("invalid_api_key");
   codes.push("rate_limit_exceeded", "internal_error");
