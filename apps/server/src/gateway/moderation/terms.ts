@@ -23,6 +23,8 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "penis", "vagina", "nipple", "nipples", "orgasm", "intercourse", "blowjob", "fetish", "bdsm", "onlyfans", "stripper", "striptease",
     "strip tease", "undressed", "undressing", "unclothed", "without clothes", "without any clothes", "without clothing",
     "wearing nothing", "no clothes on", "bare breasts", "exposed breasts", "bare breasted", "lewd", "slutty",
+    "rape", "rapes", "raped", "raping", "rapist", "rapists", "masturbate", "masturbates", "masturbating", "masturbation", "orgy",
+    "orgies", "strippers", "penises", "vaginas", "pornstar", "pornstars", "porn star", "porn stars", "bare breast", "boobs",
   ],
   violence: [
     "gore", "gory", "bloodbath", "blood bath", "decapitate", "decapitates", "decapitated", "decapitating", "decapitation",
@@ -87,7 +89,7 @@ export const HARMLESS_PHRASES: string[] = [
   "murder of crows", "murder mystery", "murder mysteries", "corpse flower", "corpse flowers", "naked eye", "naked cake",
   "naked cakes", "naked wedding cake", "naked flame", "white power bank", "white power banks", "white power cable",
   "white power cord", "white power adapter", "white power strip", "white power outlet", "white power supply",
-  "paint stripper", "wire stripper", "wire strippers", "wallpaper stripper", "varnish stripper", "nude lipstick",
+  "oilseed rape", "paint stripper", "wire stripper", "wire strippers", "wallpaper stripper", "varnish stripper", "nude lipstick",
   "nude lip", "nude heels", "nude pumps", "nude shoes", "nude color", "nude colour", "nude colored", "nude coloured",
   "nude tone", "nude tones", "nude shade", "nude shades", "nude palette", "nude makeup", "nude nail", "nude nails",
   "nude nail polish", "nude beige",
