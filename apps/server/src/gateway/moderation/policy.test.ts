@@ -140,6 +140,17 @@ describe("local image policy", () => {
     ["a social security card", "personal_information"],
     ["my SSN is 123\u200b-45-6789", "personal_information"],
     ["my SSN is \uff11\uff12\uff13-45-6789", "personal_information"],
+    // plurals of listed terms, unflagged in a third black-box audit
+    ["massacres of villagers", "violence"],
+    ["a row of murderers with bloody knives", "violence"],
+    ["dead bodies everywhere after the bombing", "violence"],
+    ["white supremacists marching", "hate"],
+    ["Pikachus in a field", "intellectual_property"],
+    ["Pokemons fighting", "intellectual_property"],
+    ["social security numbers on a form", "personal_information"],
+    ["SSNs on a list", "personal_information"],
+    ["credit card numbers on a screen", "personal_information"],
+    ["phone numbers of celebrities", "personal_information"],
   ])("flags %j as %s (second audit)", (prompt, category) => {
     expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
   });

@@ -31,8 +31,8 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "behead", "beheads", "beheaded", "beheading", "beheadings", "dismember", "dismembers", "dismembered", "dismembering",
     "dismemberment", "disembowel", "disembowels", "disemboweled", "disembowelled", "disemboweling", "disembowelling", "mutilate",
     "mutilates", "mutilated", "mutilating", "mutilation", "severed head", "severed heads", "severed limbs", "torture", "tortured",
-    "torturing", "massacre", "mass shooting", "school shooting", "execution video", "corpse", "corpses", "mangled body",
-    "guts spilling", "slaughtered", "murder", "murders", "murdered", "murdering", "murderer", "stabbing", "stabbed", "stabs",
+    "torturing", "massacre", "massacres", "mass shooting", "school shooting", "execution video", "corpse", "corpses", "dead body", "dead bodies", "mangled body",
+    "guts spilling", "slaughtered", "murder", "murders", "murdered", "murdering", "murderer", "murderers", "stabbing", "stabbed", "stabs",
     "shot dead", "shot in the head", "shot in the face", "shot through the head", "head blown off", "brains blown out",
     "blood and brains", "brains everywhere", "brains splattered", "splattered brains", "brain matter", "lynching", "lynched",
     "blood splatter", "blood spatter", "bloody wound", "gunshot wound", "slit throat", "throat slit", "beaten to death",
@@ -42,7 +42,7 @@ export const TERMS: Record<ModerationCategory, string[]> = {
   hate: [
     "nazi propaganda", "nazi flag", "nazi flags", "nazi rally", "nazi salute", "nazi symbol", "nazi symbols", "nazi banner",
     "neo nazi", "neo nazis", "neonazi", "neonazis", "hitler salute", "heil hitler", "sieg heil", "hitler youth", "white power",
-    "white pride", "white supremacy", "white supremacist", "kkk", "ku klux klan", "cross burning", "burning cross",
+    "white pride", "white supremacy", "white supremacist", "white supremacists", "kkk", "ku klux klan", "cross burning", "burning cross",
     "ethnic cleansing", "genocide propaganda", "racial slur", "racist caricature", "racist caricatures", "racist cartoon",
     "racist cartoons", "racist drawing", "racist meme", "racist propaganda", "racist imagery", "racist stereotype",
     "racist stereotypes", "blackface", "antisemitic", "antisemitism", "islamophobic", "homophobic", "transphobic", "hate symbol",
@@ -53,7 +53,7 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "mickey mouse", "minnie mouse", "donald duck", "disney princess", "disney princesses", "disney character",
     "disney characters", "disney s frozen", "elsa from frozen", "buzz lightyear", "winnie the pooh", "pixar", "lilo and stitch",
     // Nintendo, Pokémon, Sega
-    "pikachu", "pokemon", "charizard", "pokeball", "poke ball", "super mario", "mario bros", "mario kart", "luigi s mansion",
+    "pikachu", "pikachus", "pokemon", "pokemons", "charizard", "pokeball", "poke ball", "super mario", "mario bros", "mario kart", "luigi s mansion",
     "donkey kong", "princess peach", "legend of zelda", "princess zelda", "hyrule", "sonic the hedgehog", "pac man", "pacman",
     // Star Wars, Star Trek, Lord of the Rings, Harry Potter, other film and TV franchises
     "darth vader", "star wars", "luke skywalker", "baby yoda", "yoda", "chewbacca", "stormtrooper", "stormtroopers",
@@ -76,8 +76,9 @@ export const TERMS: Record<ModerationCategory, string[]> = {
   ],
   personal_information: [
     // identity documents are in rules.ts: the document as an object is fine, one tied to a person or their details is not
-    "social security number", "ssn", "social security card", "credit card number", "bank account number", "home address of",
-    "phone number of", "medical records of", "fake id", "fake ids",
+    "social security number", "social security numbers", "ssn", "ssns", "social security card", "credit card number",
+    "credit card numbers", "bank account number", "bank account numbers", "home address of", "phone number of", "phone numbers of",
+    "medical records of", "fake id", "fake ids",
   ],
 };
 
