@@ -177,6 +177,8 @@ describe("local image policy", () => {
     ["a swastika armband", "hate"],
     ["Louis Vuitton logo pattern", "intellectual_property"],
     ["a Louis Vuitton monogram print", "intellectual_property"],
+    ["McDonald's logo on a sign", "intellectual_property"],
+    ["a Gucci monogram pattern", "intellectual_property"],
     ["a passport of Canada with her name and date of birth", "personal_information"],
     ["a passport of Canada belonging to John Smith", "personal_information"],
     ["the passport of John Smith", "personal_information"],

@@ -69,9 +69,9 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "kermit the frog", "sesame street", "cookie monster", "hello kitty", "goku", "dragon ball", "dragonball", "vegeta", "naruto uzumaki",
     "naruto shippuden", "sasuke uchiha", "luffy", "attack on titan", "totoro", "hatsune miku",
     // brands' logos
-    "disney logo", "nike logo", "apple logo", "coca cola logo", "mcdonalds logo", "nike swoosh", "swoosh logo", "adidas logo",
+    "disney logo", "nike logo", "apple logo", "coca cola logo", "mcdonalds logo", "mcdonald's logo", "nike swoosh", "swoosh logo", "adidas logo",
     "starbucks logo", "google logo", "microsoft logo", "amazon logo", "pepsi logo", "louis vuitton logo", "louis vuitton monogram",
-    "lv logo", "lv monogram", "gucci logo", "chanel logo",
+    "lv logo", "lv monogram", "gucci logo", "gucci monogram", "chanel logo",
     "ferrari logo", "lego logo", "mercedes logo", "nintendo logo", "marvel logo",
   ],
   personal_information: [
