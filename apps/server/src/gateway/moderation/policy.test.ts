@@ -170,6 +170,7 @@ describe("local image policy", () => {
 
   it.each([
     ["a massacre of villagers", "violence"],
+    ["a naked woman holding a naked mole rat", "sexual"],
     ["the Boston Massacre with corpses in the snow", "violence"],
     ["a swastika on a temple door", "hate"],
     ["a nazi swastika on a Hindu temple", "hate"],
@@ -214,6 +215,8 @@ describe("local image policy", () => {
     "nude lipstick and nude heels fashion flat lay",
     "a naked wedding cake with berries",
     "stars visible to the naked eye over the desert",
+    "a naked mole rat in its burrow",
+    "naked mole rats in a tunnel",
     "a white power bank on a wooden desk",
     "paint stripper and a scraper on an old door",
     "a wire stripper tool on a workbench",

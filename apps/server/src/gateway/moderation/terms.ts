@@ -88,7 +88,7 @@ export const TERMS: Record<ModerationCategory, string[]> = {
  */
 export const HARMLESS_PHRASES: string[] = [
   "murder of crows", "murder mystery", "murder mysteries", "corpse flower", "corpse flowers", "naked eye", "naked cake",
-  "naked cakes", "naked wedding cake", "naked flame", "white power bank", "white power banks", "white power cable",
+  "naked cakes", "naked wedding cake", "naked flame", "naked mole rat", "naked mole rats", "white power bank", "white power banks", "white power cable",
   "white power cord", "white power adapter", "white power strip", "white power outlet", "white power supply",
   "oilseed rape", "paint stripper", "wire stripper", "wire strippers", "wallpaper stripper", "varnish stripper", "nude lipstick",
   "nude lip", "nude heels", "nude pumps", "nude shoes", "nude color", "nude colour", "nude colored", "nude coloured",
