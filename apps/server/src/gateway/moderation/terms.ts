@@ -60,13 +60,13 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "lightsaber", "the mandalorian", "star trek", "lord of the rings", "gandalf", "frodo", "game of thrones",
     "harry potter", "hogwarts", "hermione granger", "dumbledore", "voldemort", "james bond", "optimus prime", "shrek",
     // comics: Marvel ("marvel" alone is a word, see rules.ts), DC
-    "spiderman", "spider man", "iron man", "captain america", "captain marvel", "ms marvel", "the avengers", "incredible hulk",
+    "spiderman", "spider man", "spidey", "mjolnir", "iron man", "captain america", "captain marvel", "ms marvel", "the avengers", "incredible hulk",
     "deadpool", "thanos", "groot", "x men", "batman", "batmobile", "gotham city", "superman", "wonder woman",
     "justice league", "harley quinn", "dc comics",
     // cartoons and anime
     "simpsons", "homer simpson", "bart simpson", "marge simpson", "lisa simpson", "spongebob", "squarepants",
     "rick and morty", "scooby doo", "bugs bunny", "looney tunes", "tom and jerry", "peppa pig", "paw patrol",
-    "kermit the frog", "sesame street", "cookie monster", "hello kitty", "goku", "dragon ball", "dragonball", "vegeta", "naruto uzumaki",
+    "kermit the frog", "snoopy", "despicable me", "sesame street", "cookie monster", "hello kitty", "goku", "dragon ball", "dragonball", "vegeta", "naruto uzumaki",
     "naruto shippuden", "sasuke uchiha", "luffy", "attack on titan", "totoro", "hatsune miku",
     // brands' logos
     "disney logo", "nike logo", "apple logo", "coca cola logo", "mcdonalds logo", "mcdonald's logo", "nike swoosh", "swoosh logo", "adidas logo",
