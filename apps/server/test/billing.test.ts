@@ -152,6 +152,7 @@ describe("billing API against stripe-mock", () => {
         status: expect.any(String),
         current_period_start: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         current_period_end: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        cancel_at_period_end: expect.any(Boolean), // stripe-mock answers a fixture
         plan: { id: "pro", name: "Pro", price: 20, currency: "usd", interval: "month" },
       });
     });
@@ -311,6 +312,66 @@ describe("billing behaviour against a stateful fake Stripe", () => {
     // credits can still be bought by a subscriber
     const credits = await call(server, "POST", "/api/billing/create-checkout-session", { cookie: u.cookie, body: { type: "credits", amount: 10, ...urls } });
     expect(credits.status).toBe(200);
+  });
+
+  it("cancels at the end of the period: the plan applies until the processor ends it, a second cancel changes nothing", async () => {
+    const u = await user();
+    const created = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "pro", payment_method_id: "pm_card_visa" } });
+    expect(created.status).toBe(200);
+    expect(created.body.cancel_at_period_end).toBe(false);
+    const cancelled = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie, body: {} });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toEqual({ ...created.body, cancel_at_period_end: true });
+    const sub = fake.objects.get(created.body.subscription_id as string) as Record<string, unknown>;
+    expect(sub).toMatchObject({ status: "active", cancel_at_period_end: true });
+
+    const current = await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie });
+    expect(current.body.subscription).toEqual(cancelled.body);
+    expect(current.body.plan.id).toBe("pro");
+    const updates = () => fake.requests.filter((r) => r.method === "POST" && r.path === `/v1/subscriptions/${sub.id as string}`).length;
+    const before = updates();
+    const again = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(cancelled.body);
+    expect(updates()).toBe(before);
+    // another plan: after this one ends, or by cancelling it at once
+    const other = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "team", payment_method_id: "pm_card_visa" } });
+    expect(other.status).toBe(409);
+    expect(other.body.error.message).toContain(`subscription ends on ${(created.body.current_period_end as string).slice(0, 10)}`);
+
+    const ended = { ...sub, status: "canceled", canceled_at: Math.floor(server.clock.now() / 1000) + 60 };
+    expect((await deliver(server, stripeEvent("customer.subscription.deleted", ended, { created: Math.floor(server.clock.now() / 1000) + 60 }))).status).toBe(200);
+    const after = await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie });
+    expect(after.body.subscription).toBeNull();
+    expect(after.body.plan.id).toBe("free");
+    expect((await server.app.context.plans.planFor(u.id)).id).toBe("free");
+  });
+
+  it("cancels at once with at_period_end false: free plan now; nothing left to cancel is a 404", async () => {
+    const free = await user();
+    const nothing = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: free.cookie, body: {} });
+    expect(nothing.status).toBe(404);
+    expect(nothing.body).toEqual({ error: { message: "You have no active subscription to cancel.", type: "not_found_error", code: "not_found" } });
+    // five calls: the limit create-subscription and cancel-subscription share
+    const u = await user();
+    const created = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "team", payment_method_id: "pm_card_visa" } });
+    expect(created.status).toBe(200);
+    const wrong = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie, body: { at_period_end: "no" } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_parameter" });
+    expect(wrong.body.error.message).toContain("at_period_end");
+
+    const cancelled = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie, body: { at_period_end: false } });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ subscription_id: created.body.subscription_id, status: "canceled", plan: { id: "team" } });
+    expect((fake.objects.get(created.body.subscription_id as string) as Record<string, unknown>).status).toBe("canceled");
+    expect((await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie })).body.plan.id).toBe("free");
+    expect((await server.app.context.plans.planFor(u.id)).id).toBe("free");
+    expect((await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie, body: { at_period_end: false } })).status).toBe(404);
+    // a new subscription is possible at once
+    const again = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "pro", payment_method_id: "pm_card_visa" } });
+    expect(again.status).toBe(200);
+    expect(again.body.subscription_id).not.toBe(created.body.subscription_id);
   });
 
   it("cancels an active subscription at Stripe when the account is deleted", async () => {

@@ -6,7 +6,7 @@ import { stripePriceFor } from "./plan-prices";
 import { purchaseMetadata, startPurchase } from "./purchases";
 import type { BillingRuntime } from "./runtime";
 import { requireStripe, toPaymentError } from "./stripe/errors";
-import { entitledSubscriptions } from "./subscriptions";
+import { entitledSubscriptions, planChangeConflict } from "./subscriptions";
 import { redirectUrl } from "./urls";
 
 /** SPEC 2.12 */
@@ -73,9 +73,7 @@ async function subscriptionCheckout(rt: BillingRuntime, userId: string, input: C
   // The rule of create-subscription: a paid checkout would start a second subscription billed beside the first.
   const current = (await entitledSubscriptions(rt, userId))[0];
   if (current) {
-    throw new AppError("conflict", current.plan.id === plan.id
-      ? `You are already subscribed to '${plan.id}'.`
-      : `You already have an active '${current.plan.id}' subscription; cancel it before subscribing to '${plan.id}'.`);
+    throw current.plan.id === plan.id ? new AppError("conflict", `You are already subscribed to '${plan.id}'.`) : planChangeConflict(current, plan);
   }
   const stripe = requireStripe(rt.stripe);
   const price = await stripePriceFor(rt, plan);

@@ -5,7 +5,7 @@ import { publicPlan, type PublicPlan } from "./catalog";
 import { createCheckoutSession, type CheckoutSessionView, type CreateCheckoutInput } from "./checkout";
 import { createPaymentIntent, type CreatePaymentIntentInput, type PaymentIntentView } from "./payment-intents";
 import { billingRuntime, type BillingDeps } from "./runtime";
-import { cancelSubscriptionsOf, createSubscription, currentSubscription, type CreateSubscriptionInput, type SubscriptionView } from "./subscriptions";
+import { cancelSubscription, cancelSubscriptionsOf, createSubscription, currentSubscription, type CancelSubscriptionInput, type CreateSubscriptionInput, type SubscriptionView } from "./subscriptions";
 import { handleWebhook } from "./webhook/process-event";
 
 /** SPEC 2.8 */
@@ -75,6 +75,9 @@ export const billing = {
 
   createSubscription: (deps: BillingDeps, userId: string, input: CreateSubscriptionInput): Promise<SubscriptionView> =>
     createSubscription(billingRuntime(deps), userId, input),
+
+  cancelSubscription: (deps: BillingDeps, userId: string, input: CancelSubscriptionInput): Promise<SubscriptionView> =>
+    cancelSubscription(billingRuntime(deps), userId, input),
 
   async subscription(deps: BillingDeps, userId: string): Promise<SubscriptionStatusView> {
     const plan = await deps.plans.planFor(userId);

@@ -15,6 +15,8 @@ export interface SubscriptionView {
   status: string;
   current_period_start: string;
   current_period_end: string;
+  /** true once cancelled at the end of the period: the plan applies until `current_period_end`, then ends */
+  cancel_at_period_end: boolean;
   plan: { id: string; name: string; price: number; currency: string; interval: string };
 }
 
@@ -41,6 +43,7 @@ export function subscriptionView(snapshot: SubscriptionSnapshot, plan: PlanDefin
     status: snapshot.status,
     current_period_start: iso(start),
     current_period_end: iso(snapshot.periodEnd ?? addMonth(start)),
+    cancel_at_period_end: snapshot.cancelAtPeriodEnd === true,
     plan: { id: plan.id, name: plan.name, price: plan.price, currency: plan.currency.toLowerCase(), interval: plan.interval },
   };
 }
@@ -54,6 +57,15 @@ export async function entitledSubscriptions(rt: BillingRuntime, userId: string):
     if (plan && isEntitled(snapshot.status)) out.push({ snapshot, plan });
   }
   return out.sort((a, b) => b.plan.price - a.plan.price || b.snapshot.at - a.snapshot.at);
+}
+
+/** 409 for a subscription to another plan while one is active: one subscription at a time, never two billed. */
+export function planChangeConflict(current: { snapshot: SubscriptionSnapshot; plan: PlanDefinition }, wanted: PlanDefinition): AppError {
+  if (current.snapshot.cancelAtPeriodEnd) {
+    const end = subscriptionView(current.snapshot, current.plan).current_period_end.slice(0, 10);
+    return new AppError("conflict", `Your '${current.plan.id}' subscription ends on ${end}; subscribe to '${wanted.id}' after that, or cancel it at once (POST /api/billing/cancel-subscription with at_period_end false).`);
+  }
+  return new AppError("conflict", `You already have an active '${current.plan.id}' subscription; cancel it before subscribing to '${wanted.id}' (POST /api/billing/cancel-subscription).`);
 }
 
 function parseInput(input: CreateSubscriptionInput): { planId: string; paymentMethodId: string } {
@@ -110,7 +122,7 @@ async function subscribe(rt: BillingRuntime, userId: string, plan: PlanDefinitio
   const current = (await entitledSubscriptions(rt, userId))[0];
   if (current) {
     if (current.plan.id === plan.id) return subscriptionView(current.snapshot, current.plan);
-    throw new AppError("conflict", `You already have an active '${current.plan.id}' subscription; cancel it before subscribing to '${plan.id}'.`);
+    throw planChangeConflict(current, plan);
   }
   const stripe = requireStripe(rt.stripe);
   const price = await stripePriceFor(rt, plan);
@@ -138,22 +150,67 @@ export async function currentSubscription(rt: BillingRuntime, userId: string): P
   return best ? subscriptionView(best.snapshot, best.plan) : null;
 }
 
+export interface CancelSubscriptionInput {
+  at_period_end?: unknown;
+}
+
+/**
+ * Cancels the user's subscription: by default at the end of the paid period (the plan and its limits apply until
+ * `current_period_end`, then the processor ends it and `customer.subscription.deleted` moves the user to free), or at
+ * once with `at_period_end: false`. Cancelling again is answered with the same state. No subscription: 404.
+ */
+export async function cancelSubscription(rt: BillingRuntime, userId: string, input: CancelSubscriptionInput = {}): Promise<SubscriptionView> {
+  const atPeriodEnd = input.at_period_end ?? true;
+  if (typeof atPeriodEnd !== "boolean") throw invalidParameter("at_period_end", "must be a boolean");
+  const [current] = await entitledSubscriptions(rt, userId);
+  if (!current) throw new AppError("not_found", "You have no active subscription to cancel.");
+  if (!atPeriodEnd) return subscriptionView(await cancelNow(rt, current.snapshot), current.plan);
+  if (current.snapshot.cancelAtPeriodEnd) return subscriptionView(current.snapshot, current.plan);
+  const stripe = requireStripe(rt.stripe);
+  let sub: Stripe.Subscription;
+  try {
+    sub = await stripe.subscriptions.update(current.snapshot.subscriptionId, { cancel_at_period_end: true }, { idempotencyKey: `cancel-at-period-end:${current.snapshot.subscriptionId}` });
+  } catch (err) {
+    throw toPaymentError(err);
+  }
+  const period = subscriptionPeriod(sub);
+  const at = Math.floor(rt.clock.now() / 1000);
+  const snapshot: SubscriptionSnapshot = {
+    ...current.snapshot,
+    id: `api:${sub.id}:cancel-at-period-end`,
+    status: toSubscriptionStatus(sub.status) ?? current.snapshot.status,
+    // newer than the state it replaces, even when that one is from the same second
+    at: Math.max(at, current.snapshot.at + 1),
+    periodStart: period.start ?? current.snapshot.periodStart,
+    periodEnd: period.end ?? current.snapshot.periodEnd,
+    cancelAtPeriodEnd: true,
+  };
+  await rt.stores.snapshots.insert(snapshot, rt.now());
+  rt.plans.invalidate(userId);
+  return subscriptionView(snapshot, current.plan);
+}
+
+/** Ends a subscription at the processor now (one already gone there counts as ended) and records it as cancelled. */
+async function cancelNow(rt: BillingRuntime, snapshot: SubscriptionSnapshot): Promise<SubscriptionSnapshot> {
+  const stripe = requireStripe(rt.stripe);
+  try {
+    await stripe.subscriptions.cancel(snapshot.subscriptionId, {}, { idempotencyKey: `cancel:${snapshot.subscriptionId}` });
+  } catch (err) {
+    const missing = typeof err === "object" && err !== null && (err as { code?: unknown }).code === "resource_missing";
+    if (!missing) throw toPaymentError(err);
+  }
+  const cancelled: SubscriptionSnapshot = {
+    ...snapshot, id: `cancel:${snapshot.subscriptionId}`, status: "canceled", at: Math.floor(rt.clock.now() / 1000),
+  };
+  await rt.stores.snapshots.insert(cancelled, rt.now());
+  rt.plans.invalidate(snapshot.userId);
+  return cancelled;
+}
+
 /** Account deletion: cancels every subscription still billing the user, at Stripe and locally. */
 export async function cancelSubscriptionsOf(rt: BillingRuntime, userId: string): Promise<number> {
   const active = await entitledSubscriptions(rt, userId);
-  if (active.length === 0) return 0;
-  const stripe = requireStripe(rt.stripe);
-  for (const { snapshot } of active) {
-    try {
-      await stripe.subscriptions.cancel(snapshot.subscriptionId, {}, { idempotencyKey: `cancel:${snapshot.subscriptionId}` });
-    } catch (err) {
-      const missing = typeof err === "object" && err !== null && (err as { code?: unknown }).code === "resource_missing";
-      if (!missing) throw toPaymentError(err);
-    }
-    await rt.stores.snapshots.insert({
-      ...snapshot, id: `cancel:${snapshot.subscriptionId}`, status: "canceled", at: Math.floor(rt.clock.now() / 1000),
-    }, rt.now());
-  }
+  for (const { snapshot } of active) await cancelNow(rt, snapshot);
   rt.plans.invalidate(userId);
   return active.length;
 }

@@ -128,6 +128,7 @@ export async function startFakeStripe(options: { now?: () => number } = {}): Pro
       if (objectId) {
         const sub = get("subscription", objectId);
         if (method === "DELETE") Object.assign(sub, { status: "canceled", canceled_at: nowSeconds() });
+        if (method === "POST" && body.cancel_at_period_end !== undefined) sub.cancel_at_period_end = body.cancel_at_period_end === "true";
         return sub;
       }
     }

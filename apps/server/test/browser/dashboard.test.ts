@@ -186,6 +186,29 @@ describe("dashboard in a real browser", () => {
     await page.getByRole("cell", { name: "Credit purchase" }).waitFor();
   });
 
+  it("cancels the subscription at the end of its period after a confirmation", async () => {
+    const me = (await (await page.request.get(url("/api/auth/me"))).json()) as { user: { id: string } };
+    const t = Math.floor(Date.now() / 1000);
+    const sub = {
+      id: `sub_browser_${Date.now()}`, object: "subscription", status: "active", customer: `cus_browser_${Date.now()}`,
+      metadata: { user_id: me.user.id, plan_id: "pro" }, cancel_at_period_end: false,
+      current_period_start: t, current_period_end: t + 30 * 86_400, items: { object: "list", data: [] },
+    };
+    expect((await deliver(env.server, stripeEvent("customer.subscription.created", sub, { created: t }))).status).toBe(200);
+    await page.goto(url("/dashboard/billing"));
+    const opener = page.getByRole("button", { name: "Cancel subscription" });
+    await opener.click();
+    await page.getByRole("button", { name: "Keep it" }).click();
+    await expect(opener.evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+    await opener.click();
+    const cancelled = page.waitForResponse((r) => r.url().includes("billing.cancelSubscription"));
+    await page.getByRole("button", { name: "Yes, cancel" }).click();
+    expect((await cancelled).status()).toBe(200);
+    await page.getByText(/Your Pro plan is cancelled and ends on/).waitFor();
+    const view = (await (await page.request.get(url("/api/billing/subscription"))).json()) as { subscription: { cancel_at_period_end: boolean }; plan: { id: string } };
+    expect(view).toMatchObject({ subscription: { cancel_at_period_end: true }, plan: { id: "pro" } });
+  });
+
   it("shows settings and the status of each dependency", async () => {
     await page.goto(url("/settings"));
     await page.getByRole("heading", { name: "Settings" }).waitFor();

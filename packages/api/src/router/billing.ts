@@ -30,6 +30,7 @@ const subscription = z.object({
   status: z.string().describe("active, trialing, past_due, ..."),
   current_period_start: z.string().describe("ISO 8601"),
   current_period_end: z.string().describe("ISO 8601"),
+  cancel_at_period_end: z.boolean().describe("cancelled at the end of the period: the plan applies until current_period_end"),
   plan: z.object(planShape),
 });
 
@@ -53,6 +54,10 @@ const subscriptionInput = z.object({
   plan_id: z.string().min(1).max(100),
   payment_method_id: z.string().min(1).max(255).describe("the processor's payment method id (pm_...)"),
 });
+
+const cancelInput = z.object({
+  at_period_end: z.boolean().optional().describe("true (default): the plan applies until the period ends; false: cancel now"),
+}).optional();
 
 const historyInput = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -117,6 +122,16 @@ export const billingRouter = createTRPCRouter({
     .input(subscriptionInput)
     .output(subscription)
     .mutation(({ ctx, input }) => billing.createSubscription(ctx.app, ctx.principal.userId, input)),
+
+  cancelSubscription: sessionOrKeyProcedure
+    .use(rateLimit("subscription", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/cancel-subscription", tags, summary: "Cancel the subscription, at the end of the period by default" },
+      errors: ["not_found", "upstream_error"],
+    })
+    .input(cancelInput)
+    .output(subscription)
+    .mutation(({ ctx, input }) => billing.cancelSubscription(ctx.app, ctx.principal.userId, input ?? {})),
 
   subscription: sessionOrKeyProcedure
     .use(rateLimit("billingRead", "user"))

@@ -39,6 +39,12 @@ export function useSubscription() {
   return trpc.billing.subscription.useQuery();
 }
 
+/** Cancels the subscription (at the end of the period); the plan card then shows when it ends. */
+export function useCancelSubscription() {
+  const utils = trpc.useUtils();
+  return trpc.billing.cancelSubscription.useMutation({ onSettled: () => utils.billing.subscription.invalidate() });
+}
+
 export function usePaymentHistory() {
   return trpc.billing.history.useQuery({ limit: 50 });
 }

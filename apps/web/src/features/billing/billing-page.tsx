@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
-import { historyLabel, useBalance, useBillingConfig, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan } from "./api";
+import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
 /** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
 export function validateCustomAmount(raw: string): string | null {
@@ -72,6 +72,46 @@ function PlanOption({ plan, current, onSubscribe, busy }: { plan: Plan; current:
   );
 }
 
+type Subscription = NonNullable<SubscriptionInfo["subscription"]>;
+
+/** Cancels at the end of the paid period, after a confirmation; the plan stays until then. */
+function CancelSubscription({ subscription }: { subscription: Subscription }) {
+  const cancel = useCancelSubscription();
+  const [confirming, setConfirming] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  const dismissed = useRef(false);
+  // A dismissed confirmation hands focus back to the button it replaced.
+  useEffect(() => {
+    if (!confirming && dismissed.current) {
+      dismissed.current = false;
+      opener.current?.focus();
+    }
+  }, [confirming]);
+
+  function dismiss() {
+    dismissed.current = true;
+    setConfirming(false);
+  }
+
+  if (subscription.cancel_at_period_end) {
+    return <Notice>Your {subscription.plan.name} plan is cancelled and ends on {formatDay(subscription.current_period_end)}; it applies until then.</Notice>;
+  }
+  if (!confirming) {
+    return <button ref={opener} type="button" className="btn btn-danger-outline" onClick={() => setConfirming(true)}>Cancel subscription</button>;
+  }
+  return (
+    <div className="confirm" role="group" aria-label="Confirm cancelling the subscription"
+      onKeyDown={(event: KeyboardEvent) => { if (event.key === "Escape" && !cancel.isPending) dismiss(); }}>
+      <span>Cancel {subscription.plan.name}? It stays active until {formatDay(subscription.current_period_end)}, then you are on the free plan.</span>
+      <button type="button" className="btn btn-small btn-danger" disabled={cancel.isPending} onClick={() => cancel.mutate({})} autoFocus>
+        {cancel.isPending ? "Cancelling…" : "Yes, cancel"}
+      </button>
+      <button type="button" className="btn btn-small" onClick={dismiss}>Keep it</button>
+      <ErrorAlert error={cancel.error} />
+    </div>
+  );
+}
+
 function PlansCard() {
   const config = useBillingConfig();
   const sub = useSubscription();
@@ -94,7 +134,8 @@ function PlansCard() {
           <div><dt>Status</dt><dd><span className={`badge badge-${subscription.status}`}>{subscription.status}</span></dd></div>
           <div><dt>Current period</dt><dd>{formatDay(subscription.current_period_start)} – {formatDay(subscription.current_period_end)}</dd></div>
         </dl>
-      ) : sub.data ? (
+      ) : null}
+      {subscription ? <CancelSubscription subscription={subscription} /> : sub.data ? (
         <p className="muted">You are on the free plan: pay as you go with credits.</p>
       ) : null}
       <div className="plans">
