@@ -45,6 +45,27 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     expect(res.body).toEqual({ error: { message: expect.any(String), type: "authentication_error", code: "session_expired" } });
   });
 
+  it("logout with an expired or revoked session still clears the cookie (401 as before)", async () => {
+    const cleared = (headers: Headers) => headers.getSetCookie().find((c) => c.startsWith("gw_session="));
+    const expired = await freshLogin();
+    server.clock.advance(7 * DAY + MIN);
+    const afterExpiry = await call(server, "POST", "/api/auth/logout", { cookie: expired.cookie });
+    expect(afterExpiry.status).toBe(401);
+    expect(afterExpiry.body).toEqual({ error: { message: expect.any(String), type: "authentication_error", code: "session_expired" } });
+    expect(cleared(afterExpiry.headers)).toMatch(/^gw_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/);
+
+    const { cookie } = await freshLogin();
+    expect((await call(server, "POST", "/api/auth/logout", { cookie })).status).toBe(200);
+    const revoked = await call(server, "POST", "/api/auth/logout", { cookie });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.error.code).toBe("unauthorized");
+    expect(cleared(revoked.headers)).toMatch(/^gw_session=; Max-Age=0/);
+
+    const none = await call(server, "POST", "/api/auth/logout");
+    expect(none.status).toBe(401);
+    expect(cleared(none.headers)).toBeUndefined();
+  });
+
   it("renews on use: a re-issued cookie carries the session past the first expiry", async () => {
     const { cookie } = await freshLogin();
     server.clock.advance(6 * DAY);

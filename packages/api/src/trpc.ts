@@ -1,4 +1,5 @@
 import { initTRPC } from "@trpc/server";
+import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { LimitName } from "@gw/config";
 import { AppError, nestedErrorBody, type ErrorCode } from "@gw/shared";
 import type { Request, Response } from "express";
@@ -70,7 +71,7 @@ function bearerToken(req: Request): string | undefined {
 }
 
 /** Session cookie only: a request carrying just an API key is refused with 401 unauthorized (SPEC 5, CONTRACT 3). */
-export const sessionProcedure = publicProcedure.use(async ({ ctx, next }) => {
+const requireSession = t.middleware(async ({ ctx, next }) => {
   const principal = await ctx.app.sessions.fromRequest(ctx.req);
   if (!principal) {
     const message = bearerToken(ctx.req) === undefined
@@ -79,7 +80,24 @@ export const sessionProcedure = publicProcedure.use(async ({ ctx, next }) => {
     throw new AppError("unauthorized", message);
   }
   return next({ ctx: { ...ctx, principal } });
-}).meta({ auth: "session" });
+});
+
+export const sessionProcedure = publicProcedure.use(requireSession).meta({ auth: "session" });
+
+/**
+ * Logout (SPEC 3: logout clears session and cookies): a session cookie refused as expired, revoked or unreadable is
+ * still cleared, so the browser stops sending it; the answer stays the 401 of any session route.
+ */
+const clearRefusedSessionCookie = t.middleware(async ({ ctx, next }) => {
+  const result = await next();
+  if (!result.ok && readCookie(ctx.req.get("cookie"), SESSION_COOKIE) && !ctx.res.headersSent) {
+    const { code } = toApiError(result.error);
+    if (code === "unauthorized" || code === "session_expired") ctx.res.append("Set-Cookie", ctx.app.auth.sessions.clearCookie());
+  }
+  return result;
+});
+
+export const logoutProcedure = publicProcedure.use(clearRefusedSessionCookie).use(requireSession).meta({ auth: "session" });
 
 /** API key (`Authorization: Bearer`) when the header is present, else the session cookie. */
 export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {

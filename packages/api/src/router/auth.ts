@@ -3,7 +3,7 @@ import { z } from "zod";
 import { toPublicUser, type User } from "@gw/auth";
 import type { RateLimitState } from "../app-context";
 import { displayName } from "../display-name";
-import { clientIp, createTRPCRouter, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
+import { clientIp, createTRPCRouter, logoutProcedure, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
 
 // SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
 // DELETE /api/auth/me and the OAuth redirects are Express routes (apps/server/src/auth).
@@ -63,7 +63,7 @@ export const authRouter = createTRPCRouter({
       return { success: true as const, user: withVerification(user) };
     }),
 
-  logout: sessionProcedure
+  logout: logoutProcedure
     .meta({ openapi: { method: "POST", path: "/auth/logout", tags: TAGS, summary: "Log out: revokes the session and clears the cookie" } })
     .input(z.void())
     .output(successMessage)
