@@ -91,6 +91,17 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(await again.json()).toEqual({ error: { message: expect.any(String), type: "not_found_error", code: "key_not_found" } });
     });
 
+    it("revokes a key whose id is percent-encoded in the path (key%5F... is key_...); malformed encoding is 400", async () => {
+      const created = await createKey("usr_pct");
+      const res = await call("DELETE", `/api/keys/${created.id.replace("_", "%5F")}`, sessionOf("usr_pct"));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ success: true, message: expect.any(String), id: created.id });
+      expect(await server.app.context.apiKeys.verify(created.key)).toBeNull();
+      const malformed = await call("DELETE", "/api/keys/key%E0%A4%A", sessionOf("usr_pct"));
+      expect(malformed.status).toBe(400);
+      expect(await malformed.json()).toEqual({ error: { message: "Invalid parameter 'id': malformed percent-encoding.", type: "invalid_request_error", code: "invalid_parameter" } });
+    });
+
     it("shows last_used and usage_count within 5 seconds of use", async () => {
       const created = await createKey("usr_use");
       const keys = server.app.context.apiKeys;

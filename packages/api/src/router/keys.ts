@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { invalidParameter } from "@gw/shared";
 import { displayName } from "../display-name";
 import { createTRPCRouter, rateLimit, sessionProcedure, verifiedSessionProcedure } from "../trpc";
 
@@ -31,6 +32,18 @@ const listedKey = z.object({
 });
 
 const keyIdInput = z.object({ id: z.string().min(1).max(100).describe("the key's id (key_...)") });
+
+/**
+ * The REST adapter hands path parameters over still percent-encoded; `key%5Fabc` is the same URL as `key_abc`
+ * (RFC 3986 6.2.2.2). Key ids are `key_` and base62, so decoding never changes an id the dashboard sends over tRPC.
+ */
+function decodedKeyId(id: string): string {
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    throw invalidParameter("id", "malformed percent-encoding");
+  }
+}
 
 export const keysRouter = createTRPCRouter({
   list: sessionProcedure
@@ -81,7 +94,8 @@ export const keysRouter = createTRPCRouter({
     .input(keyIdInput)
     .output(z.object({ success: z.boolean(), message: z.string(), id: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      await ctx.app.apiKeys.revoke(ctx.principal.userId, input.id);
-      return { success: true, message: "API key revoked.", id: input.id };
+      const id = decodedKeyId(input.id);
+      await ctx.app.apiKeys.revoke(ctx.principal.userId, id);
+      return { success: true, message: "API key revoked.", id };
     }),
 });
