@@ -179,6 +179,22 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     });
   });
 
+  it("textB: the text parts of system and tool messages reach Messages as text blocks, not run together", async () => {
+    const messages = [
+      { role: "system", content: [{ type: "text", text: "be brief" }, { type: "text", text: "and kind" }] },
+      { role: "user", content: "weather in Paris" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "call_1", content: [{ type: "text", text: "line one" }, { type: "text", text: "line two" }] },
+    ] as ChatCompletionMessageParam[];
+    const data = await h.client.chat.completions.create({ model: "textB-3-haiku", messages, tools, max_tokens: 50 });
+    expect(data.choices[0]?.finish_reason).toBe("stop");
+    const sent = h.fakes.textB.lastRequest()?.json as { system: unknown; messages: Array<{ content: unknown }> };
+    expect(sent.system).toEqual([{ type: "text", text: "be brief" }, { type: "text", text: "and kind" }]);
+    expect(sent.messages[2]?.content).toEqual([{
+      type: "tool_result", tool_use_id: "call_1", content: [{ type: "text", text: "line one" }, { type: "text", text: "line two" }],
+    }]);
+  });
+
   it("sends the task endpoint's content parts to an OpenAI-compatible upstream in the client's order", async () => {
     const content = [
       { type: "text", text: "Image 1:" },

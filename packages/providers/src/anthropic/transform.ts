@@ -76,7 +76,9 @@ interface MessagesTurn {
 function toMessagesTurn(m: ChatMessage, model: string): MessagesTurn {
   const role = m.role === "assistant" ? "assistant" : "user";
   if (m.role === "tool") {
-    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId ?? m.name ?? "", content: m.content }] };
+    // parts stay blocks: their texts glued into one string would run together ("line one" + "line two")
+    const content = m.parts ? contentBlocks(m, model) : m.content;
+    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId ?? m.name ?? "", content }] };
   }
   if (!m.parts && !m.toolCalls) return { role, content: m.content };
   const blocks = contentBlocks(m, model);
@@ -164,13 +166,17 @@ function refuseUnsupported(passthrough: Record<string, unknown> | undefined, mod
 }
 
 export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, req: ChatRequest, stream: boolean, defaultMaxTokens: number): BuiltRequest {
-  // Messages takes the system prompt as a field of its own, not as a message.
-  const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
+  // Messages takes the system prompt as a field of its own, not as a message: a string, or text blocks when the
+  // client sent parts (their texts joined into one string would run together).
+  const systemMessages = req.messages.filter((m) => m.role === "system");
+  const system = systemMessages.some((m) => m.parts)
+    ? systemMessages.flatMap((m) => contentBlocks(m, req.model.id))
+    : systemMessages.map((m) => m.content).join("\n\n");
   const messages = mergeAdjacentTurns(req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id)));
   // Messages refuses a conversation of system prompts alone: say so before any call (and any hold).
   if (messages.length === 0) throw invalidParameter("messages", `needs at least one user or assistant message for model '${req.model.id}'`);
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: req.maxTokens ?? defaultMaxTokens, messages };
-  if (system) body.system = system;
+  if (system.length > 0) body.system = system;
   // Anthropic's range is 0..1 where OpenAI's is 0..2: clamp rather than reject a valid OpenAI value.
   if (req.temperature !== undefined) body.temperature = Math.min(req.temperature, 1);
   refuseUnsupported(req.passthrough, req.model.id);

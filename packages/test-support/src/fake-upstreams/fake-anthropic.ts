@@ -123,7 +123,9 @@ export class FakeAnthropic extends FakeServer {
         sseEvent("error", { error: { type: "overloaded_error", message: "Overloaded" } }),
       ], () => this.pause());
     }
-    const system = typeof body.system === "string" ? body.system : "";
+    // the system prompt is a string or a list of text blocks
+    const system = typeof body.system === "string" ? body.system
+      : Array.isArray(body.system) ? (body.system as Array<{ text?: unknown }>).map((b) => (typeof b.text === "string" ? b.text : "")).join(" ") : "";
     const reply = fakeChatReply(messages, body.max_tokens, system);
     const id = `msg_${randomUUID()}`;
     const model = String(body.model);
