@@ -2,6 +2,7 @@
 // existing clients work by changing only the base URL (SPEC 1.3), on OpenAI- and Anthropic-protocol models alike.
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_PLANS } from "@gw/config";
 import { fakeToolCall } from "@gw/test-support/fake-upstreams/index";
 import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
@@ -15,7 +16,8 @@ const tools: ChatCompletionTool[] = [{
 }];
 
 describe("tool calls through /v1/chat/completions (official openai SDK)", () => {
-  const h = useSdkHarness();
+  // more requests than the free plan's 20 a minute
+  const h = useSdkHarness({ plans: DEFAULT_PLANS.map((p) => ({ ...p, requestsPerMinute: 1_000 })) });
 
   it.each(["textA-4", "textB-3-haiku"])("%s: returns the model's tool call and charges its usage", async (model) => {
     const before = await balanceMicros(h.server, h.user.userId);
@@ -193,6 +195,16 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     expect(sent.messages[2]?.content).toEqual([{
       type: "tool_result", tool_use_id: "call_1", content: [{ type: "text", text: "line one" }, { type: "text", text: "line two" }],
     }]);
+  });
+
+  it("textB: an inline image declared image/jpg (which OpenAI accepts) reaches Messages as image/jpeg, the only JPEG type it knows", async () => {
+    const messages = [{ role: "user", content: [{ type: "text", text: "what is this" }, { type: "image_url", image_url: { url: "data:image/jpg;base64,/9j/4AAQ" } }] }] as ChatCompletionMessageParam[];
+    await h.client.chat.completions.create({ model: "textB-3-haiku", messages, max_tokens: 20 });
+    const sent = h.fakes.textB.lastRequest()?.json as { messages: Array<{ content: unknown }> };
+    expect(sent.messages[0]?.content).toEqual([
+      { type: "text", text: "what is this" },
+      { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/4AAQ" } },
+    ]);
   });
 
   it("sends the task endpoint's content parts to an OpenAI-compatible upstream in the client's order", async () => {
