@@ -454,6 +454,32 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(fakes.textA.requests).toHaveLength(0);
   });
 
+  it.each([
+    ["zero-width spaces", "\u200b\u200b"],
+    ["a word joiner and a BOM", "\u2060\ufeff"],
+    ["Hangul fillers", "\u3164\u115f"],
+    ["a Braille blank and no-break spaces", "\u2800\u00a0\u202f"],
+  ])("a prompt or speech text of only %s is 400 invalid_parameter 'must not be empty', costs nothing, never sent", async (_label, blank) => {
+    const before = await balanceMicros(server, user.userId);
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ["/api/v1/imageA/generate", { prompt: blank }, "prompt"],
+      ["/api/v1/imageB.1", { prompt: blank }, "prompt"],
+      ["/api/v1/task", { model: "imageB-1-dev", prompt: blank }, "prompt"],
+      ["/api/v1/task", { model: "speechvendor-tts", text: blank, voice: "Rachel" }, "text"],
+    ];
+    for (const [path, body, param] of cases) {
+      const res = await postJson(server, path, user.key, body);
+      expect({ path, status: res.status, body: await readJson(res) }).toEqual({
+        path, status: 400,
+        body: { error: { message: `Invalid parameter '${param}': must not be empty.`, type: "invalid_request_error", code: "invalid_parameter" } },
+      });
+    }
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.imageA.requests).toHaveLength(0);
+    expect(fakes.imageB.requests).toHaveLength(0);
+    expect(fakes.speech.requests.filter((r) => r.path.startsWith("/v1/text-to-speech/"))).toHaveLength(0);
+  });
+
   it("unknown voice is 400 invalid_parameter and costs nothing", async () => {
     const before = await balanceMicros(server, user.userId);
     const res = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Nobody" });

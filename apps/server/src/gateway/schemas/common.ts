@@ -1,4 +1,5 @@
 import type { ChatMessage } from "@gw/providers";
+import { VISIBLE_CHARACTER } from "@gw/shared";
 import { z } from "zod";
 
 /** Strings never carry NUL bytes (CONTRACT 7b). */
@@ -64,4 +65,7 @@ export const message = z.object({
 
 export const messages = z.array(message).min(1).max(MAX_MESSAGES);
 
-export const imagePrompt = safeString(MAX_PROMPT_CHARS).refine((s) => s.trim().length > 0, { message: "must not be empty" });
+/** Text billed per request (an image prompt, speech text) must show something: blank to the eye is empty. */
+export const visibleText = (max: number) => safeString(max).refine((s) => VISIBLE_CHARACTER.test(s), { message: "must not be empty" });
+
+export const imagePrompt = visibleText(MAX_PROMPT_CHARS);

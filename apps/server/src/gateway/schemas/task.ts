@@ -1,6 +1,6 @@
 import { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP } from "@gw/providers";
 import { z } from "zod";
-import { imagePrompt, messages, positiveInt, safeString, temperature } from "./common";
+import { imagePrompt, messages, positiveInt, safeString, temperature, visibleText } from "./common";
 import { streamOptions, streamOptionsNeedStream } from "./text";
 
 export const textTaskBody = z.compile(z.object({
@@ -40,7 +40,7 @@ export const MAX_TTS_CHARS = 10_000;
 
 export const ttsTaskBody = z.compile(z.object({
   model: z.string(),
-  text: safeString(MAX_TTS_CHARS).refine((s) => s.trim().length > 0, { message: "must not be empty" }),
+  text: visibleText(MAX_TTS_CHARS),
   voice: safeString(100).min(1),
   voice_settings: voiceSettings.nullish(),
   output_format: outputFormat.nullish(),
