@@ -405,6 +405,28 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(wideBody.images[0].width * wideBody.images[0].height).toBeLessThanOrEqual(1024 * 1024);
   });
 
+  it("null for an optional field is its default on every image route, as it already was for seed, style and the text fields", async () => {
+    const a = await charged(() => postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse", width: null, height: null, model: null, num_outputs: null, style: null }));
+    expect(a.res.status).toBe(200);
+    expect(a.body).toMatchObject({ status: "success", model: "5", images: [{ url: expect.any(String) }] });
+    expect(a.cost).toBe(100_000);
+    expect(fakes.imageA.lastRequest()?.json).toMatchObject({ model: "imageA", n: 1, size: "512x512" });
+
+    const b = await charged(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a castle", steps: null, aspect_ratio: null, model: null, seed: null, negative_prompt: null, style: null }));
+    expect(b.res.status).toBe(200);
+    expect(b.body).toMatchObject({ status: "complete", model: "imageB-1-dev", images: [{ width: 1024, height: 1024 }] });
+    expect(b.cost).toBe(100_000);
+    const submitted = fakes.imageB.requests.filter((r) => r.method === "POST").at(-1);
+    expect(submitted?.path).toBe("/v1/imageB-1-dev");
+    expect(submitted?.json).toMatchObject({ width: 1024, height: 1024, steps: 30 });
+
+    const t = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-schnell", prompt: "a castle", width: null, height: null, num_inference_steps: null, guidance_scale: null, seed: null }));
+    expect(t.res.status).toBe(200);
+    expect(t.body).toMatchObject({ object: "image.generation", model: "imageB-1-schnell" });
+    expect(t.cost).toBe(100_000);
+    expect(fakes.imageB.requests.filter((r) => r.method === "POST").at(-1)?.json).toMatchObject({ width: 1024, height: 1024 });
+  });
+
   it("imageB.1: extreme ratios, also written in pixels (1920:1080), stay within Flux's sides (256..1440, multiples of 32) at the standard price", async () => {
     for (const [ratio, w, h] of [["4:1", 4, 1], ["1:4", 1, 4], ["21:9", 21, 9], ["3:1", 3, 1], ["1:3", 1, 3], ["2:1", 2, 1], ["16:9", 16, 9], ["9:16", 9, 16], ["3:2", 3, 2], ["1920:1080", 16, 9], ["100:100", 1, 1]] as const) {
       const { res, body, cost } = await charged(() => postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a wide landscape", aspect_ratio: ratio }));

@@ -10,6 +10,13 @@ export const MAX_MESSAGES = 500;
 export const MAX_MESSAGE_CHARS = 400_000;
 export const MAX_PROMPT_CHARS = 4_000;
 
+/**
+ * An optional field with a default: null reads as absent (OpenAI's convention, and what the routes' other optional
+ * fields already do), so `{"steps": null}` gets the default rather than a 400.
+ */
+export const withDefault = <T extends z.ZodType>(schema: T, fallback: z.output<T>) =>
+  schema.nullish().transform((value): z.output<T> => value ?? fallback);
+
 export const temperature = z.number().min(0).max(2);
 export const positiveInt = z.number().int().positive();
 

@@ -1,6 +1,6 @@
 import { IMAGE_A_DEFAULT_VERSION } from "@gw/config";
 import { z } from "zod";
-import { imagePrompt, safeString } from "./common";
+import { imagePrompt, safeString, withDefault } from "./common";
 import { IMAGE_MAX_SIDE, IMAGE_MIN_SIDE, seed } from "./task";
 
 const side = z.number().int().min(IMAGE_MIN_SIDE).max(IMAGE_MAX_SIDE);
@@ -9,11 +9,11 @@ const side = z.number().int().min(IMAGE_MIN_SIDE).max(IMAGE_MAX_SIDE);
 export const imageABody = z.compile(z.object({
   prompt: imagePrompt,
   style: safeString(64).nullish(),
-  width: side.default(512),
-  height: side.default(512),
+  width: withDefault(side, 512),
+  height: withDefault(side, 512),
   // the upstream version; which ones exist is configuration (modelVersions), checked by the route
-  model: z.string().default(IMAGE_A_DEFAULT_VERSION),
-  num_outputs: z.number().int().min(1).max(4).default(1),
+  model: withDefault(z.string(), IMAGE_A_DEFAULT_VERSION),
+  num_outputs: withDefault(z.number().int().min(1).max(4), 1),
 }));
 export type ImageABody = z.output<typeof imageABody>;
 
@@ -31,8 +31,8 @@ export const imageBBody = z.compile(z.object({
   negative_prompt: safeString(4_000).nullish(),
   style: safeString(64).nullish(),
   seed: seed.nullish(),
-  steps: z.number().int().min(1).max(50).default(30),
-  aspect_ratio: aspectRatio.default("1:1"),
-  model: z.string().default("imageB-1-dev"),
+  steps: withDefault(z.number().int().min(1).max(50), 30),
+  aspect_ratio: withDefault(aspectRatio, "1:1"),
+  model: withDefault(z.string(), "imageB-1-dev"),
 }));
 export type ImageBBody = z.output<typeof imageBBody>;

@@ -1,6 +1,6 @@
 import { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP } from "@gw/providers";
 import { z } from "zod";
-import { imagePrompt, messages, positiveInt, safeString, temperature, visibleText } from "./common";
+import { imagePrompt, messages, positiveInt, safeString, temperature, visibleText, withDefault } from "./common";
 import { streamOptions, streamOptionsNeedStream } from "./text";
 
 export const textTaskBody = z.compile(z.object({
@@ -22,8 +22,8 @@ export const seed = z.number().int().min(0).max(4_294_967_295);
 export const imageTaskBody = z.compile(z.object({
   model: z.string(),
   prompt: imagePrompt,
-  width: side.default(1024),
-  height: side.default(1024),
+  width: withDefault(side, 1024),
+  height: withDefault(side, 1024),
   num_inference_steps: z.number().int().min(1).max(50).nullish(),
   guidance_scale: z.number().min(0).max(20).nullish(),
   seed: seed.nullish(),
