@@ -341,6 +341,22 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(fakes.imageA.lastRequest()?.json).toMatchObject({ model: "imageA", n: 2, size: "512x512" });
   });
 
+  it("imageA: OpenAI's safety-system refusal is 400 content_policy_violation with its message as one sentence, and costs nothing", async () => {
+    const before = await balanceMicros(server, user.userId);
+    // OpenAI's own wording and error body for a refused image prompt (its message ends with a full stop)
+    fakes.imageA.failNext(1, { kind: "status", status: 400, body: { error: {
+      message: "Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.",
+      type: "invalid_request_error", param: null, code: "content_policy_violation",
+    } } });
+    const res = await postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse" });
+    expect(res.status).toBe(400);
+    expect(await readJson(res)).toEqual({ error: {
+      message: "The image provider refused the prompt: Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.",
+      type: "invalid_request_error", code: "content_policy_violation",
+    } });
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+  });
+
   it("imageA: an image whose url is not an http(s) URL is 502 and costs nothing", async () => {
     for (const url of ["javascript:alert(1)", "", "not a url", "file:///etc/passwd"]) {
       fakes.imageA.failNext(1, { kind: "status", status: 200, body: { created: 1, data: [{ url }] } });

@@ -40,7 +40,7 @@ export function upstreamStatusError(status: number, message: string | undefined)
 }
 
 /** The upstream's message as the end of our sentence: its own final stop kept, one added otherwise. */
-const sentence = (message: string): string => (/[.!?…]$/.test(message) ? message : `${message}.`);
+export const sentence = (message: string): string => (/[.!?…]$/.test(message) ? message : `${message}.`);
 
 export const wrongShape = (what: string) => new AppError("upstream_error", `The upstream provider sent an unexpected ${what} answer.`);
 

@@ -6,7 +6,7 @@ import type { BuiltRequest } from "../openai/transform";
 import { errorMessage } from "../openai/schemas";
 import { requireImage } from "../media-check";
 import type { ImageRequest, ImageResult } from "../types";
-import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
+import { readErrorMessage, sentence, upstreamStatusError, wrongShape } from "../upstream-errors";
 
 const imagesResponseSchema = z.compile(z.looseObject({
   data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })
@@ -61,7 +61,7 @@ export function parseImagesResponse(json: unknown, req: ImageRequest): ImageResu
 export function parseError(status: number, body: string): AppError {
   const message = readErrorMessage(body, errorMessage);
   if (status === 400 && /content_policy_violation|safety system/i.test(body)) {
-    return new AppError("content_policy_violation", `The image provider refused the prompt: ${message ?? "content policy"}.`);
+    return new AppError("content_policy_violation", `The image provider refused the prompt: ${sentence(message ?? "content policy")}`);
   }
   return upstreamStatusError(status, message);
 }
