@@ -199,7 +199,7 @@ describe("dashboard in a real browser", () => {
     const opener = page.getByRole("button", { name: "Cancel subscription" });
     await opener.click();
     await page.getByRole("button", { name: "Keep it" }).click();
-    await expect(opener.evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+    await expect(opener.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true);
     await opener.click();
     const cancelled = page.waitForResponse((r) => r.url().includes("billing.cancelSubscription"));
     await page.getByRole("button", { name: "Yes, cancel" }).click();
