@@ -56,6 +56,24 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect(await balanceMicros(b, user.userId)).toBe(dollars * 1_000_000 - 4 * 5);
   });
 
+  it("a balance under one reservation chunk serves back-to-back requests alternating between the instances: none is 402 while the balance covers it", async () => {
+    // $1.05 for ten $0.10 images: the first instance reserves all of it, and the other one's request comes before
+    // that instance's next flush gives the rest back
+    const user = await fundedUser(a, 1.05);
+    const refused: unknown[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await postJson(i % 2 ? b : a, "/api/v1/imageA/generate", user.key, { prompt: "a kite" });
+      if (res.status !== 200) refused.push({ i, status: res.status, body: await readJson(res) });
+      else await res.arrayBuffer();
+    }
+    expect(refused).toEqual([]);
+    const next = await postJson(b, "/api/v1/imageA/generate", user.key, { prompt: "a kite" });
+    expect(next.status).toBe(402);
+    expect((await readJson(next)).error).toMatchObject({ code: "insufficient_credits", current_balance: 0.05, required_amount: 0.1 });
+    expect(await balanceMicros(b, user.userId)).toBe(50_000);
+    expect((await b.app.context.ledger.verify(user.userId)).ok).toBe(true);
+  });
+
   it("one requests-per-minute limit across both instances", async () => {
     const user = await fundedUser(a, 1);
     const statuses: number[] = [];

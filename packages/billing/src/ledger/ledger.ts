@@ -21,6 +21,16 @@ export interface LedgerOptions {
  */
 const BALANCE_READ_ATTEMPTS = 3;
 
+/**
+ * A refused hold waits up to this many times, a flush interval apart, for another instance to give back credits it
+ * reserved of the user: one that took all a user had gives the unused rest back at its next flush, any other once
+ * the user is idle for a second.
+ */
+const RESERVED_ELSEWHERE_WAITS = 7;
+
+/** How far back in a user's chain a reservation of another instance is looked for. */
+const RESERVED_ELSEWHERE_ENTRIES = 10;
+
 function assertAmount(amount: number, what: string): void {
   if (!Number.isSafeInteger(amount)) throw new TypeError(`${what} must be an integer number of micro-dollars`);
 }
@@ -41,6 +51,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   await repo.registerInstance(instanceId, new Date(clock.now()));
   // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
   const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
+  // A refused hold looks again once another instance's flush may have given credits back.
+  const retryIntervalMs = options.flushIntervalMs || 200;
+  const foreignChecks = new Map<string, Promise<"held" | "returned" | "none">>();
   /** false once closed */
   let alive = true;
   /** false between a new identity and its registration: no credits are reserved under an id no sweeper knows */
@@ -108,6 +121,31 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     return released;
   }
 
+  /**
+   * What the newest entries of the user's chain say of other instances' reservations: `held` when one reserved
+   * credits and has not given them back (a `hold` not followed by a `release` of the same reservation, a sweep's
+   * included), `returned` when all such gave them back, `none` when no other instance reserved lately.
+   */
+  function reservedElsewhere(userId: string): Promise<"held" | "returned" | "none"> {
+    // one read at a time per user: a burst of refused requests shares it
+    let check = foreignChecks.get(userId);
+    if (!check) {
+      check = readReservedElsewhere(userId).finally(() => foreignChecks.delete(userId));
+      foreignChecks.set(userId, check);
+    }
+    return check;
+  }
+
+  async function readReservedElsewhere(userId: string): Promise<"held" | "returned" | "none"> {
+    const givenBack = new Set<string>();
+    for (const doc of await repo.entries(userId, { limit: RESERVED_ELSEWHERE_ENTRIES })) {
+      if (!doc.reservationId || doc.reservationId === book.reservationId) continue;
+      if (doc.kind === "release") givenBack.add(doc.reservationId);
+      else if (doc.kind === "hold" && !givenBack.has(doc.reservationId)) return "held";
+    }
+    return givenBack.size > 0 ? "returned" : "none";
+  }
+
   /** Best effort: a top-up that fails leaves the hold as it was (the settle then records what it could not charge). */
   const coverShortfall = (userId: string, holdId: string, cost: number): Promise<void> =>
     book.cover(userId, holdId, cost).catch(() => undefined);
@@ -143,7 +181,17 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       assertAmount(amount, "hold amount");
       if (amount < 0) throw new RangeError("ledger: hold amount must be >= 0");
       if (!registered) await register();
-      const held = await book.hold(userId, opts.holdId, amount);
+      let held = await book.hold(userId, opts.holdId, amount);
+      // Credits another instance holds for this user are not lost to this request: a user with less than a
+      // reservation chunk whose requests alternate between instances would otherwise be refused every other time.
+      for (let wait = 0; !held.ok && wait < RESERVED_ELSEWHERE_WAITS; wait++) {
+        const elsewhere = await reservedElsewhere(userId);
+        if (elsewhere === "none") break;
+        if (elsewhere === "held") await new Promise((resolve) => setTimeout(resolve, retryIntervalMs));
+        // given back, perhaps after the refused top-up read the balance: once more, on a balance that includes it
+        held = await book.hold(userId, opts.holdId, amount);
+        if (elsewhere === "returned") break;
+      }
       if (held.ok) return { ok: true, balance: book.unused(userId) };
       // The figure of the moment of refusal: read later, holds settling meanwhile could show more than `amount`.
       return { ok: false, balance: held.balance ?? (await ledger.balance(userId)) };
