@@ -74,4 +74,15 @@ describe("start-up errors", () => {
       expect(stderr).not.toMatch(STACK_LINE);
     }
   }, 60_000);
+
+  it("a base URL, PUBLIC_URL or STRIPE_API_BASE that is not http(s): exit 1 naming the variable, no stack trace", async () => {
+    // "localhost:8080" parses as a URL whose scheme is "localhost:": it used to start, then every call was a 502
+    const settings: Array<[string, string]> = [["TEXTA_BASE_URL", "localhost:8080"], ["SPEECH_BASE_URL", "ftp://127.0.0.1/"], ["PUBLIC_URL", "gateway.example.com:443"], ["STRIPE_API_BASE", "mailto:ops@example.com"]];
+    for (const [name, value] of settings) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), [name]: value });
+      expect(code, name).toBe(1);
+      expect(stderr, name).toContain(`${name} must be an http:// or https:// URL`);
+      expect(stderr, name).not.toMatch(STACK_LINE);
+    }
+  }, 120_000);
 });

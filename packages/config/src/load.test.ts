@@ -58,6 +58,19 @@ describe("loadConfig: SMTP_URL", () => {
   });
 });
 
+describe("loadConfig: http(s) URLs", () => {
+  it("takes http:// and https:// base URLs and refuses a scheme-less or other-scheme one naming the variable", () => {
+    const config = loadConfig({ ...base(), TEXTA_BASE_URL: "https://api.openai.com/v1", TEXTB_BASE_URL: "http://127.0.0.1:8080" });
+    expect(config.providers.textA.baseUrl).toBe("https://api.openai.com/v1");
+    expect(config.providers.textB.baseUrl).toBe("http://127.0.0.1:8080");
+    for (const name of ["TEXTA_BASE_URL", "TEXTB_BASE_URL", "TEXTC_BASE_URL", "IMAGEA_BASE_URL", "IMAGEB_BASE_URL", "SPEECH_BASE_URL", "MODERATION_UPSTREAM_URL", "STRIPE_API_BASE", "PUBLIC_URL", "GITHUB_API_URL", "GOOGLE_TOKEN_URL"]) {
+      for (const value of ["localhost:8080", "ftp://127.0.0.1/", "not a url"]) {
+        expect(() => loadConfig({ ...base(), [name]: value }), `${name}=${value}`).toThrow(`${name} must be an http:// or https:// URL`);
+      }
+    }
+  });
+});
+
 describe("loadConfig: DATA_DIR", () => {
   it("takes a directory still to be created, and refuses a path a file is in the way of, naming the variable", () => {
     const dir = path.join(base().DATA_DIR, "a", "b");

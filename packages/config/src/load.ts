@@ -12,13 +12,19 @@ import type { Config } from "./schema";
 type Env = Record<string, string | undefined>;
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-const optionalUrl = z.url().optional();
+/**
+ * An http(s) URL. `new URL()` also takes "localhost:8080" (scheme "localhost:") and ftp:// or mailto: addresses,
+ * which started the server and failed every call that used them ("unreadable answer" from an upstream, broken links).
+ */
+const httpUrl = (name: string, example: string) =>
+  z.url({ protocol: /^https?$/, error: `${name} must be an http:// or https:// URL, e.g. ${example}` });
+const upstreamUrl = (name: string) => httpUrl(name, "https://api.example.com").optional();
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
-  PUBLIC_URL: optionalUrl,
+  PUBLIC_URL: httpUrl("PUBLIC_URL", "https://gateway.example.com").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   MONGODB_URI: z.string().min(1).optional(),
   FERRETDB_BIN: z.string().optional(),
@@ -37,24 +43,24 @@ const envSchema = z.object({
   CONFIG_FILE: z.string().optional(),
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
-  GOOGLE_AUTHORIZE_URL: z.url().default("https://accounts.google.com/o/oauth2/v2/auth"),
-  GOOGLE_TOKEN_URL: z.url().default("https://oauth2.googleapis.com/token"),
-  GOOGLE_USERINFO_URL: z.url().default("https://openidconnect.googleapis.com/v1/userinfo"),
+  GOOGLE_AUTHORIZE_URL: httpUrl("GOOGLE_AUTHORIZE_URL", "https://accounts.google.com/o/oauth2/v2/auth").default("https://accounts.google.com/o/oauth2/v2/auth"),
+  GOOGLE_TOKEN_URL: httpUrl("GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token").default("https://oauth2.googleapis.com/token"),
+  GOOGLE_USERINFO_URL: httpUrl("GOOGLE_USERINFO_URL", "https://openidconnect.googleapis.com/v1/userinfo").default("https://openidconnect.googleapis.com/v1/userinfo"),
   GITHUB_CLIENT_ID: z.string().optional(),
   GITHUB_CLIENT_SECRET: z.string().optional(),
-  GITHUB_AUTHORIZE_URL: z.url().default("https://github.com/login/oauth/authorize"),
-  GITHUB_TOKEN_URL: z.url().default("https://github.com/login/oauth/access_token"),
-  GITHUB_API_URL: z.url().default("https://api.github.com"),
+  GITHUB_AUTHORIZE_URL: httpUrl("GITHUB_AUTHORIZE_URL", "https://github.com/login/oauth/authorize").default("https://github.com/login/oauth/authorize"),
+  GITHUB_TOKEN_URL: httpUrl("GITHUB_TOKEN_URL", "https://github.com/login/oauth/access_token").default("https://github.com/login/oauth/access_token"),
+  GITHUB_API_URL: httpUrl("GITHUB_API_URL", "https://api.github.com").default("https://api.github.com"),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_PUBLISHABLE_KEY: z.string().default(""),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
-  STRIPE_API_BASE: optionalUrl,
-  TEXTA_BASE_URL: optionalUrl, TEXTA_API_KEY: z.string().optional(),
-  TEXTB_BASE_URL: optionalUrl, TEXTB_API_KEY: z.string().optional(),
-  TEXTC_BASE_URL: optionalUrl, TEXTC_API_KEY: z.string().optional(),
-  IMAGEA_BASE_URL: optionalUrl, IMAGEA_API_KEY: z.string().optional(),
-  IMAGEB_BASE_URL: optionalUrl, IMAGEB_API_KEY: z.string().optional(),
-  SPEECH_BASE_URL: optionalUrl, SPEECH_API_KEY: z.string().optional(),
+  STRIPE_API_BASE: httpUrl("STRIPE_API_BASE", "http://127.0.0.1:12111").optional(),
+  TEXTA_BASE_URL: upstreamUrl("TEXTA_BASE_URL"), TEXTA_API_KEY: z.string().optional(),
+  TEXTB_BASE_URL: upstreamUrl("TEXTB_BASE_URL"), TEXTB_API_KEY: z.string().optional(),
+  TEXTC_BASE_URL: upstreamUrl("TEXTC_BASE_URL"), TEXTC_API_KEY: z.string().optional(),
+  IMAGEA_BASE_URL: upstreamUrl("IMAGEA_BASE_URL"), IMAGEA_API_KEY: z.string().optional(),
+  IMAGEB_BASE_URL: upstreamUrl("IMAGEB_BASE_URL"), IMAGEB_API_KEY: z.string().optional(),
+  SPEECH_BASE_URL: upstreamUrl("SPEECH_BASE_URL"), SPEECH_API_KEY: z.string().optional(),
   UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
@@ -65,7 +71,7 @@ const envSchema = z.object({
   JSON_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   AUDIO_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
   // gateway: optional upstream moderation, usage write batching, idempotency replay window
-  MODERATION_UPSTREAM_URL: optionalUrl,
+  MODERATION_UPSTREAM_URL: upstreamUrl("MODERATION_UPSTREAM_URL"),
   MODERATION_UPSTREAM_API_KEY: z.string().optional(),
   MODERATION_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().positive().default(24),
