@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
+import { verifiedUser } from "./auth-helpers";
 import { fundedUser } from "./support/gateway-fixtures";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
@@ -47,6 +48,11 @@ describe("OpenAPI document and reference page", () => {
     const json = { "content-type": "application/json" };
     const signup = { email: `dup-${Date.now()}@example.com`, password: "Zx9!qwerty-Lamp", name: "Dup" };
     await http(`${server.url}/api/auth/signup`, { method: "POST", headers: json, body: JSON.stringify(signup) });
+    // a subscriber: a subscription checkout beside the active subscription is 409 conflict
+    const subscriber = { ...json, cookie: (await verifiedUser(server)).cookie };
+    const subscribed = await http(`${server.url}/api/billing/create-subscription`, { method: "POST", headers: subscriber, body: JSON.stringify({ plan_id: "pro", payment_method_id: "pm_card_visa" }) });
+    expect(subscribed.status).toBe(200);
+    const secondPlan = { type: "subscription", plan_id: "team", success_url: "https://example.com/ok", cancel_url: "https://example.com/no" };
     const cases: Array<[string, string, RequestInit]> = [
       ["/auth/signup", "post", { method: "POST", headers: json, body: JSON.stringify(signup) }],
       ["/auth/signup", "post", { method: "POST", headers: json, body: JSON.stringify({ ...signup, email: "weak@example.com", password: "short" }) }],
@@ -55,6 +61,7 @@ describe("OpenAPI document and reference page", () => {
       ["/auth/verify-email", "post", { method: "POST", headers: json, body: JSON.stringify({ token: "nope" }) }],
       ["/billing/create-payment-intent", "post", { method: "POST", headers: { ...json, authorization: "Bearer ak-live-nope" }, body: JSON.stringify({ amount: 10 }) }],
       ["/example", "post", { method: "POST", headers: json, body: JSON.stringify({ pad: "x".repeat(2_000_000) }) }],
+      ["/billing/create-checkout-session", "post", { method: "POST", headers: subscriber, body: JSON.stringify(secondPlan) }],
     ];
     const wrong: string[] = [];
     for (const [path, method, init] of cases) {

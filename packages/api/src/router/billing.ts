@@ -92,7 +92,8 @@ export const billingRouter = createTRPCRouter({
     .use(rateLimit("checkout", "user"))
     .meta({
       openapi: { method: "POST", path: "/billing/create-checkout-session", tags, summary: "Start a hosted checkout for credits or a subscription" },
-      errors: ["email_not_verified", "plan_not_found", "upstream_error"],
+      // conflict: a subscription checkout while a subscription is active (docs/billing.md)
+      errors: ["email_not_verified", "plan_not_found", "conflict", "upstream_error"],
     })
     .input(checkoutInput)
     .output(z.object({ session_id: z.string(), url: z.string().describe("where the payer is redirected") }))
