@@ -46,7 +46,7 @@ function listen(server: Server, config: Config): Promise<void> {
   });
 }
 
-/** Runs the gateway until SIGINT/SIGTERM: embedded FerretDB when MONGODB_URI is unset, then the HTTP server. */
+/** Runs the gateway until SIGINT/SIGTERM/SIGHUP: embedded FerretDB when MONGODB_URI is unset, then the HTTP server. */
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   let embedded: EmbeddedMongo | undefined;
@@ -86,4 +86,6 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // the terminal closed: FerretDB runs in a process group of its own, so only the gateway hears it, and stops it
+  process.on("SIGHUP", () => void stop("SIGHUP"));
 }

@@ -167,6 +167,8 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   const port = options.port ?? (await freePort());
   // eslint-disable-next-line no-restricted-properties -- the child's environment (spawn's default), not a setting read
   const env = ferretdbEnv(process.env);
+  // A process group of its own: Ctrl-C signals the terminal's whole foreground group, and FerretDB must outlive the
+  // gateway's shutdown (requests in flight answered and charged, pending charges written); stop() ends it after.
   const child = spawn(binary, [
     "--handler=sqlite",
     `--sqlite-url=file:${dataDir}/`,
@@ -175,7 +177,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
     "--debug-addr=-",
     "--telemetry=disable",
     "--log-level=error",
-  ], { stdio: ["ignore", "pipe", "pipe"], env });
+  ], { stdio: ["ignore", "pipe", "pipe"], env, detached: true });
   // A binary that cannot be run (missing, not executable) is an 'error' event, which unheard ends the process with a
   // stack trace: it stops the start with a message naming the binary and where it comes from.
   let spawnError: Error | undefined;

@@ -14,8 +14,11 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Runs the built server (`apps/server/dist/main.js`, made by `npm run build`) as its own process. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Runs the built server (`apps/server/dist/main.js`, made by `npm run build`) as its own process. `processGroup`: in a
+ * process group of its own, as a terminal runs `npm start`, so that a signal to the group (Ctrl-C) reaches it alone.
+ */
+export async function startServerProcess(env: Record<string, string>, options: { processGroup?: boolean } = {}): Promise<ServerProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-proc-"));
@@ -25,6 +28,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
     env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", PORT: String(port), PUBLIC_URL: url, DATA_DIR: dataDir, COOKIE_SECURE: "false", ...env },
     stdio: ["ignore", "ignore", "pipe"],
+    detached: options.processGroup ?? false,
   });
   let stderr = "";
   child.stderr?.on("data", (b: Buffer) => { stderr += b.toString(); });
