@@ -307,5 +307,28 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(body.error.data.error).toEqual({ message: expect.any(String), type: "authentication_error", code: "unauthorized" });
       expect(JSON.stringify(body)).not.toContain("stack");
     });
+
+    it("answers a failed creation with its error status, not the 201 of a successful one", async () => {
+      const post = (path: string, headers: Record<string, string>, body: unknown) =>
+        http(`${server.url}/api/trpc/${path}`, { method: "POST", headers: { ...headers, ...json }, body: JSON.stringify(body) });
+      const unverified = await post("keys.create", sessionOf("usr_trpc_unverified", false), { name: "ci" });
+      expect(unverified.status).toBe(403);
+      expect((await unverified.json()).error.data.error.code).toBe("email_not_verified");
+      const badName = await post("keys.create", sessionOf("usr_trpc_badname"), { name: "" });
+      expect(badName.status).toBe(400);
+      expect((await badName.json()).error.data.error.code).toBe("invalid_parameter");
+      // the dashboard's httpBatchLink form
+      const batched = await post("keys.create?batch=1", {}, { 0: { name: "ci" } });
+      expect(batched.status).toBe(401);
+      expect((await batched.json())[0].error.data.error.code).toBe("unauthorized");
+      const email = `trpc-${Date.now()}@example.com`;
+      const first = await post("auth.signup", {}, { email, password: "Quartz-Lamp-92", name: "T" });
+      expect(first.status).toBe(201);
+      const again = await post("auth.signup", {}, { email, password: "Quartz-Lamp-92", name: "T" });
+      expect(again.status).toBe(409);
+      expect((await again.json()).error.data.error.code).toBe("account_exists");
+      const created = await post("keys.create", sessionOf("usr_trpc_ok"), { name: "ci" });
+      expect(created.status).toBe(201);
+    });
   });
 });

@@ -49,10 +49,14 @@ const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-/** REST answers use the status named by the procedure's meta (e.g. 201 for creations). */
-const successStatus = t.middleware(({ ctx, meta, next }) => {
-  if (meta?.successStatus) ctx.res.status(meta.successStatus);
-  return next();
+/**
+ * Successful answers use the status named by the procedure's meta (e.g. 201 for creations). Set only once the
+ * call succeeded: tRPC's adapter keeps a status other than 200 that is already set, so a failed call answered 201.
+ */
+const successStatus = t.middleware(async ({ ctx, meta, next }) => {
+  const result = await next();
+  if (result.ok && meta?.successStatus) ctx.res.status(meta.successStatus);
+  return result;
 });
 
 /** No authentication. */
