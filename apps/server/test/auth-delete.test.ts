@@ -62,6 +62,43 @@ describe("account deletion (DELETE /api/auth/me)", () => {
     expect(mailsTo(server, email)).toHaveLength(1);
   });
 
+  it("a key creation already past its session check when the account is deleted leaves no working key", async () => {
+    const { cookie } = await verifiedUser(server);
+    // hold the creation between its session check and its insert (the rate-limit step) until the deletion is done
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived = (): void => undefined;
+    const atGate = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const limits = server.app.context.limits;
+    const consume = limits.consume.bind(limits);
+    limits.consume = async (name, key, points) => {
+      if (name === "keysCreate") {
+        arrived();
+        await gate;
+      }
+      return consume(name, key, points);
+    };
+    try {
+      const creating = call(server, "POST", "/api/keys", { cookie, body: { name: "racing" } });
+      await atGate;
+      const deleted = await call(server, "DELETE", "/api/auth/me", { cookie, body: { password: PASSWORD } });
+      expect(deleted.status).toBe(200);
+      release();
+      const created = await creating;
+      expect(created.status).toBe(401);
+      expect(created.body.error).toEqual({ message: expect.any(String), type: "authentication_error", code: "unauthorized" });
+      const active = await server.db.connection.collection("api_keys").countDocuments({ revokedAt: null, name: "racing" });
+      expect(active).toBe(0);
+    } finally {
+      limits.consume = consume;
+      release();
+    }
+  });
+
   it("answers 401 unauthorized without a session", async () => {
     const res = await call(server, "DELETE", "/api/auth/me", { body: { password: PASSWORD } });
     expect(res.status).toBe(401);

@@ -46,6 +46,7 @@ function standInSessions(server: TestServer): void {
       const userId = readCookie(req.get("cookie"), SESSION_COOKIE);
       return userId ? { userId, sessionId: `ses_${userId}`, emailVerified: true } : null;
     },
+    isActive: async () => true,
   };
 }
 

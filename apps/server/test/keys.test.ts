@@ -17,6 +17,7 @@ function useStandInSessions(server: TestServer): void {
       const [userId = "", verified] = value.split(":");
       return { userId, sessionId: `ses_${userId}`, emailVerified: verified === "1" };
     },
+    isActive: async () => true,
   };
 }
 
@@ -170,7 +171,7 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
     it("the session propagates its own errors (session_expired) unchanged", async () => {
       const original = server.app.context.sessions;
       const { AppError } = await import("@gw/shared");
-      server.app.context.sessions = { fromRequest: async () => { throw new AppError("session_expired", "Your session has expired."); } };
+      server.app.context.sessions = { ...original, fromRequest: async () => { throw new AppError("session_expired", "Your session has expired."); } };
       try {
         const res = await call("GET", "/api/keys", sessionOf("usr_a"));
         expect(res.status).toBe(401);

@@ -15,6 +15,7 @@ describe("rate limits of SPEC 8 (configurable, CONTRACT 7)", () => {
         const userId = readCookie(req.get("cookie"), SESSION_COOKIE);
         return userId ? { userId, sessionId: `ses_${userId}`, emailVerified: true } : null;
       },
+      isActive: async () => true,
     };
   });
   afterAll(async () => {

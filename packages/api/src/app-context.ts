@@ -52,6 +52,8 @@ export interface RateLimits {
 /** Reads the session cookie; throws AppError session_expired / unauthorized as CONTRACT 2 says, null when no cookie. */
 export interface SessionReader {
   fromRequest(req: Request): Promise<Principal | null>;
+  /** whether a session read earlier is still live (not revoked or expired), for writes that raced its revocation */
+  isActive(sessionId: string): Promise<boolean>;
 }
 
 /** The plan whose limits apply to a user (free when no active subscription). Cached briefly. */

@@ -38,5 +38,6 @@ export function createSessionReader(auth: Pick<AuthServices, "sessions" | "users
       }
       return pending;
     },
+    isActive: (sessionId) => auth.sessions.isActive(sessionId),
   };
 }

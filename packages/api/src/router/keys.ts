@@ -76,7 +76,9 @@ export const keysRouter = createTRPCRouter({
     .input(createKeyInput)
     .output(createdKey)
     .mutation(async ({ ctx, input }) => {
-      const created = await ctx.app.apiKeys.create(ctx.principal.userId, { name: input.name, description: input.description });
+      const { sessionId } = ctx.principal;
+      const stillAuthorized = sessionId === undefined ? undefined : () => ctx.app.sessions.isActive(sessionId);
+      const created = await ctx.app.apiKeys.create(ctx.principal.userId, { name: input.name, description: input.description }, stillAuthorized);
       return {
         id: created.id,
         name: created.name,

@@ -161,9 +161,11 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         if (password === undefined || password === "") throw new AppError("missing_required_parameter", "Missing required parameter: 'password'.");
         await confirmPassword(user, password, () => new AppError("invalid_credentials", "The password is not correct."));
       }
-      // keys and sessions first: whatever fails later, the account can no longer be used
-      await deps.revokeAllKeysForUser(userId);
+      // sessions and keys first: whatever fails later, the account can no longer be used. Sessions before keys, so a
+      // key creation already past its session check either stores its key before this revocation or finds its
+      // session revoked afterwards (ApiKeyManager.create).
       await sessions.revokeAllForUser(userId);
+      await deps.revokeAllKeysForUser(userId);
       await deps.hooks.accountDeleted(userId);
       await users.anonymize(userId, now());
       logger.info({ userId }, "account deleted");

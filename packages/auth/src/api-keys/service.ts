@@ -36,7 +36,11 @@ export interface ApiKeySummary {
 
 /** Key management used by the key routes and by account deletion. */
 export interface ApiKeyManager {
-  create(userId: string, input: { name: string; description?: string }): Promise<CreatedApiKey>;
+  /**
+   * `stillAuthorized` is asked once the key is stored: when it answers false (the creating session was revoked
+   * meanwhile, e.g. by account deletion) the key is revoked again and the call fails with 401 unauthorized.
+   */
+  create(userId: string, input: { name: string; description?: string }, stillAuthorized?: () => Promise<boolean>): Promise<CreatedApiKey>;
   listActive(userId: string): Promise<ApiKeySummary[]>;
   /** throws key_not_found for an unknown, foreign or already revoked key */
   revoke(userId: string, keyId: string): Promise<void>;
@@ -130,7 +134,7 @@ export class ApiKeyService implements ApiKeyManager {
     return this.usage.flush();
   }
 
-  async create(userId: string, input: { name: string; description?: string }): Promise<CreatedApiKey> {
+  async create(userId: string, input: { name: string; description?: string }, stillAuthorized?: () => Promise<boolean>): Promise<CreatedApiKey> {
     const generated = generateApiKey(this.options.keyEnv);
     const record = await this.repo.insert({
       id: newId("key"),
@@ -142,6 +146,13 @@ export class ApiKeyService implements ApiKeyManager {
       createdAt: new Date(this.options.clock.now()),
     });
     this.forget(generated.hash);
+    // Account deletion revokes the sessions, then the keys: a creation that passed its session check before and
+    // stored its key after the key revocation finds its session revoked here, so no key outlives its account.
+    if (stillAuthorized && !(await stillAuthorized())) {
+      const revoked = await this.repo.revoke(userId, record.id, new Date(this.options.clock.now()));
+      if (revoked) await this.evictEverywhere([revoked]);
+      throw new AppError("unauthorized", "Authentication required. Please log in.");
+    }
     return { id: record.id, name: record.name, description: record.description, key: generated.key, prefix: record.prefix, createdAt: record.createdAt };
   }
 

@@ -29,6 +29,8 @@ export interface SessionManager {
    * revoked session and 401 session_expired for one whose lifetime has passed.
    */
   authenticate(cookieHeader: string | undefined): Promise<AuthenticatedSession | null>;
+  /** whether the session exists, is not revoked and has not expired (re-checked after a write that needed it) */
+  isActive(sessionId: string): Promise<boolean>;
   revoke(sessionId: string): Promise<void>;
   revokeAllForUser(userId: string): Promise<void>;
   clearCookie(): string;
@@ -74,6 +76,11 @@ export function createSessionManager(repo: SessionRepository, clock: Clock, sett
         session.setCookie = await cookieFor(record.id, next, now);
       }
       return session;
+    },
+
+    async isActive(sessionId) {
+      const record = await repo.findById(sessionId);
+      return record !== null && record.revokedAt === undefined && record.expiresAt > clock.now();
     },
 
     revoke: (sessionId) => repo.revoke(sessionId, clock.now()),
