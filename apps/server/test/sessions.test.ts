@@ -168,6 +168,44 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     expect(replay.body.error.code).toBe("invalid_token");
   });
 
+  it("a login with the old password still under way when a password reset completes leaves no session", async () => {
+    const { email } = await freshLogin();
+    await call(server, "POST", "/api/auth/password-reset", { body: { email } });
+    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
+    // hold the login after its password check, before its session is stored, until the reset is done
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived = (): void => undefined;
+    const atGate = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const sessions = server.app.context.auth.sessions;
+    const start = sessions.start.bind(sessions);
+    sessions.start = async (userId) => {
+      arrived();
+      await gate;
+      return start(userId);
+    };
+    try {
+      const loggingIn = call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } });
+      await atGate;
+      sessions.start = start;
+      const reset = await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: "Violet-Harbor-58" } });
+      expect(reset.status).toBe(200);
+      release();
+      const stale = await loggingIn;
+      expect(stale.status).toBe(401);
+      expect(stale.body.error).toEqual({ message: "Invalid e-mail or password.", type: "authentication_error", code: "invalid_credentials" });
+      expect(sessionCookie(stale.headers)).toBeUndefined();
+    } finally {
+      sessions.start = start;
+      release();
+    }
+    expect(await login(server, email, "Violet-Harbor-58")).toMatch(/^gw_session=/);
+  });
+
   it("reset tokens expire after one hour", async () => {
     const { email } = await freshLogin();
     await call(server, "POST", "/api/auth/password-reset", { body: { email } });

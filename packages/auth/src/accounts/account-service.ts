@@ -130,8 +130,15 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         await consumeAuthLimit(deps.limits, "loginAccount", accountKey).catch(() => undefined);
         throw invalidCredentials();
       }
-      const { setCookie } = await sessions.start(user.id);
-      return { user, setCookie };
+      const { sessionId, setCookie } = await sessions.start(user.id);
+      // A password reset or change that lands while this login checks the old password revokes every session
+      // before this one exists. Read again: a changed password means the one given here is stale.
+      const current = await users.findById(user.id);
+      if (!current || current.deletedAt || current.passwordHash !== user.passwordHash) {
+        await sessions.revoke(sessionId);
+        throw invalidCredentials();
+      }
+      return { user: current, setCookie };
     },
 
     logout: (sessionId) => sessions.revoke(sessionId),
