@@ -6,7 +6,7 @@ import type { BuiltRequest } from "../openai/transform";
 import { errorMessage } from "../openai/schemas";
 import { requireImage } from "../media-check";
 import type { ImageRequest, ImageResult } from "../types";
-import { readErrorMessage, sentence, upstreamStatusError, wrongShape } from "../upstream-errors";
+import { pickPath, readErrorMessage, sentence, upstreamStatusError, wrongShape } from "../upstream-errors";
 
 const imagesResponseSchema = z.compile(z.looseObject({
   data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })
@@ -57,9 +57,23 @@ export function parseImagesResponse(json: unknown, req: ImageRequest): ImageResu
   };
 }
 
-/** OpenAI refuses unsafe prompts with 400 code content_policy_violation; keep that meaning. */
+/** OpenAI's `error.code`, when the body is its error object. */
+function errorCode(body: string): unknown {
+  try {
+    return pickPath(JSON.parse(body) as unknown, "error", "code");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * OpenAI refuses unsafe prompts with 400 code content_policy_violation; keep that meaning. Its images endpoint also
+ * answers 400 `billing_hard_limit_reached` when the operator's account hit its spending limit: that is our account
+ * failing to pay, as a 402 would be, not the caller's request being wrong.
+ */
 export function parseError(status: number, body: string): AppError {
   const message = readErrorMessage(body, errorMessage);
+  if (status === 400 && errorCode(body) === "billing_hard_limit_reached") return upstreamStatusError(402, message);
   if (status === 400 && /content_policy_violation|safety system/i.test(body)) {
     return new AppError("content_policy_violation", `The image provider refused the prompt: ${sentence(message ?? "content policy")}`);
   }

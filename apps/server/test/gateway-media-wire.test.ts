@@ -1,0 +1,60 @@
+// The image and speech upstreams as their public API documentation describes them (BFL Flux, OpenAI Images,
+// ElevenLabs), with fakes written from those documents (support/doc-media-upstreams.ts): what the gateway answers
+// and charges for each of their answers, over real HTTP against the real server.
+import { DEFAULT_PLANS } from "@gw/config";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./harness";
+import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, openAiError, startDocFlux } from "./support/doc-media-upstreams";
+import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
+
+describe("image and speech upstreams as documented by their providers", () => {
+  let server: TestServer;
+  let flux: Awaited<ReturnType<typeof startDocFlux>>;
+  let openai: DocServer;
+  let eleven: DocServer;
+
+  beforeAll(async () => {
+    flux = await startDocFlux();
+    openai = await new DocServer(OPENAI_IMAGES_HANDLER).start();
+    eleven = await new DocServer(ELEVEN_HANDLER).start();
+    const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 100_000, concurrentRequests: 1_000 } : p));
+    server = await startTestServer({
+      env: {
+        IMAGEB_BASE_URL: flux.api.url, IMAGEB_API_KEY: "bfl-key", IMAGEA_BASE_URL: openai.url, IMAGEA_API_KEY: "oai-key",
+        SPEECH_BASE_URL: eleven.url, SPEECH_API_KEY: "el-key", UPSTREAM_TIMEOUT_MS: "3000", FLUX_POLL_INTERVAL_MS: "20",
+      },
+      config: { plans },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await Promise.all([flux.close(), openai.close(), eleven.close()]);
+  });
+  beforeEach(() => {
+    for (const fake of [flux.api, flux.poll, flux.delivery, openai, eleven]) fake.clear();
+  });
+
+  describe("OpenAI Images (imageA)", () => {
+    it("400 billing_hard_limit_reached (the operator's spending limit) is 502 upstream_error at no cost, not the caller's invalid_parameter", async () => {
+      const user = await fundedUser(server, 1);
+      openai.queue("/v1/images/generations", openAiError(400, "billing_hard_limit_reached", "Billing hard limit has been reached"));
+      const res = await postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a red fox" });
+      expect(res.status).toBe(502);
+      expect((await readJson(res)).error).toEqual({
+        code: "upstream_error", type: "api_error", message: "The upstream provider failed (HTTP 402): it refused the gateway's account for payment.",
+      });
+      expect(openai.requests).toHaveLength(1);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+
+    it("400 content_policy_violation stays the caller's 400 content_policy_violation, at no cost", async () => {
+      const user = await fundedUser(server, 1);
+      openai.queue("/v1/images/generations", openAiError(400, "content_policy_violation",
+        "Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system."));
+      const res = await postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a red fox" });
+      expect(res.status).toBe(400);
+      expect((await readJson(res)).error).toMatchObject({ code: "content_policy_violation", type: "invalid_request_error" });
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+  });
+});
