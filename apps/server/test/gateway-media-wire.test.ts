@@ -4,7 +4,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
-import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, openAiError, startDocFlux } from "./support/doc-media-upstreams";
+import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, VOICES, json, openAiError, startDocFlux } from "./support/doc-media-upstreams";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 
 describe("image and speech upstreams as documented by their providers", () => {
@@ -55,6 +55,27 @@ describe("image and speech upstreams as documented by their providers", () => {
       expect(res.status).toBe(400);
       expect((await readJson(res)).error).toMatchObject({ code: "content_policy_violation", type: "invalid_request_error" });
       expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+  });
+
+  describe("ElevenLabs voices", () => {
+    it("a voice name is the voice listed with exactly that name, even when another one's name differs only in case", async () => {
+      const user = await fundedUser(server, 1);
+      // GET /v1/voices lists premade, cloned and library voices together; names are not unique, nor is their case.
+      const voices = [
+        ...VOICES,
+        { voice_id: "pNInz6obpgDQGcFmaJgB", name: "Adam", category: "premade" },
+        { voice_id: "cl0nedAdamLowerCase1", name: "adam", category: "cloned" },
+        ...Array.from({ length: 120 }, (_, i) => ({ voice_id: `gen${String(i).padStart(17, "0")}`, name: `Generated ${i}`, category: "generated" })),
+      ];
+      eleven.queue("/v1/voices", json(200, { voices }));
+      const expected: Array<[string, string]> = [["Adam", "pNInz6obpgDQGcFmaJgB"], ["adam", "cl0nedAdamLowerCase1"], ["ADAM", "cl0nedAdamLowerCase1"], ["rachel", "21m00Tcm4TlvDq8ikWAM"]];
+      for (const [voice, id] of expected) {
+        const res = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice });
+        expect(res.status).toBe(200);
+        expect((await readJson(res)).object).toBe("speech.generation");
+        expect(eleven.requests.at(-1)?.url).toBe(`/v1/text-to-speech/${id}?output_format=mp3_44100_128`);
+      }
     });
   });
 });

@@ -31,16 +31,34 @@ export function buildVoicesRequest(endpoint: Endpoint): { url: string; headers: 
   return { url: `${endpoint.baseUrl}/v1/voices`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" } };
 }
 
-/** lower-cased voice name → voice id; ids also map to themselves so a caller may pass an id. */
-export function parseVoicesResponse(json: unknown): Map<string, string> {
+/** Voice name → voice id, as listed and lower-cased; ids also map to themselves so a caller may pass an id. */
+export interface VoiceIndex {
+  exact: Map<string, string>;
+  folded: Map<string, string>;
+}
+
+export function parseVoicesResponse(json: unknown): VoiceIndex {
   const parsed = voicesResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("voices");
-  const voices = new Map<string, string>();
+  const index: VoiceIndex = { exact: new Map(), folded: new Map() };
   for (const voice of parsed.data.voices) {
-    voices.set(voice.name.trim().toLowerCase(), voice.voice_id);
-    if (!voices.has(voice.voice_id.toLowerCase())) voices.set(voice.voice_id.toLowerCase(), voice.voice_id);
+    index.exact.set(voice.name.trim(), voice.voice_id);
+    index.folded.set(voice.name.trim().toLowerCase(), voice.voice_id);
   }
-  return voices;
+  // a name wins over an id spelled the same
+  for (const { voice_id: id } of parsed.data.voices) {
+    if (!index.exact.has(id)) index.exact.set(id, id);
+    if (!index.folded.has(id.toLowerCase())) index.folded.set(id.toLowerCase(), id);
+  }
+  return index;
+}
+
+/**
+ * The voice id of a name: the voice listed with exactly that name (or id) first, case-insensitively only when none is,
+ * so "Adam" never reaches another voice named "adam".
+ */
+export function findVoice(index: VoiceIndex, name: string): string | undefined {
+  return index.exact.get(name.trim()) ?? index.folded.get(name.trim().toLowerCase());
 }
 
 export function buildTextToSpeechRequest(endpoint: Endpoint, upstreamModel: string, voiceId: string, req: SpeechRequest): BuiltSpeechRequest {

@@ -4,7 +4,7 @@ import { Cancellation } from "@gw/shared";
 import { invalidParameter } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
-import { buildVoicesRequest, parseError, parseVoicesResponse } from "./transform";
+import { buildVoicesRequest, findVoice, parseError, parseVoicesResponse, type VoiceIndex } from "./transform";
 
 export interface VoiceDirectoryTiming {
   /** how long a fetched list is trusted */
@@ -19,7 +19,7 @@ export const DEFAULT_VOICE_TIMING: VoiceDirectoryTiming = { ttlMs: 10 * 60_000, 
 const DETACHED = new Cancellation();
 
 interface CacheEntry {
-  voices: Map<string, string>;
+  voices: VoiceIndex;
   fetchedAt: number;
 }
 
@@ -34,14 +34,13 @@ export class VoiceDirectory {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** The upstream voice id of a name (case-insensitive); unknown: 400 invalid_parameter naming it. */
+  /** The upstream voice id of a name (exact, else case-insensitive); unknown: 400 invalid_parameter naming it. */
   async resolve(endpoint: Endpoint, name: string): Promise<string> {
-    const key = name.trim().toLowerCase();
     let entry = this.cache.get(endpoint.baseUrl);
     if (!entry || this.now() - entry.fetchedAt > this.timing.ttlMs) entry = await this.refresh(endpoint);
-    let id = entry.voices.get(key);
+    let id = findVoice(entry.voices, name);
     if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs) {
-      id = (await this.refresh(endpoint)).voices.get(key);
+      id = findVoice((await this.refresh(endpoint)).voices, name);
     }
     if (id === undefined) throw invalidParameter("voice", `unknown voice '${name}'`);
     return id;
