@@ -78,4 +78,31 @@ describe("image and speech upstreams as documented by their providers", () => {
       }
     });
   });
+
+  describe("Flux (imageB)", () => {
+    it("polls the polling_url on its own host with x-key, downloads the signed sample without it, and charges once", async () => {
+      const user = await fundedUser(server, 1);
+      const res = await postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a lighthouse" });
+      expect(res.status).toBe(200);
+      const body = await readJson(res);
+      expect(body.data[0].url).toMatch(new RegExp(`^${flux.delivery.url}/results/task-\\d+/sample\\.jpeg\\?se=`));
+      expect(Buffer.from(body.data[0].b64_json, "base64").subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+      expect(flux.poll.requests.every((r) => r.headers["x-key"] === "bfl-key")).toBe(true);
+      expect(flux.delivery.requests[0]?.headers["x-key"]).toBeUndefined();
+      expect(await balanceMicros(server, user.userId)).toBe(900_000);
+    });
+
+    it("a sample URL answering 403 (expired signature) or 404 is 502 upstream_error naming the download, not refused credentials, at no cost", async () => {
+      const user = await fundedUser(server, 1);
+      for (const status of [403, 404]) {
+        flux.delivery.queue("/results/", { status, headers: { "content-type": "application/xml" }, body: "<?xml version=\"1.0\"?><Error><Code>AuthenticationFailed</Code></Error>" });
+        const res = await postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a lighthouse" });
+        expect(res.status).toBe(502);
+        expect((await readJson(res)).error).toEqual({
+          code: "upstream_error", type: "api_error", message: `The image provider's result could not be downloaded (HTTP ${status} from its sample URL).`,
+        });
+      }
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+  });
 });

@@ -6,7 +6,7 @@ import { sleep, timeoutError, cancelledError, type UpstreamClient } from "../htt
 import { requireImage } from "../media-check";
 import type { ImageAdapter } from "../openai-images/adapter";
 import type { GeneratedImage, ImageRequest } from "../types";
-import { buildSubmitRequest, parseError, parsePollResponse, parseSubmitResponse, toGeneratedImage } from "./transform";
+import { buildSubmitRequest, parseError, parsePollResponse, parseSampleError, parseSubmitResponse, toGeneratedImage } from "./transform";
 
 export interface FluxTiming {
   pollIntervalMs: number;
@@ -36,7 +36,7 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
         if (req.responseFormat !== "b64_json") return image;
         // Flux answers with a short-lived signed URL; the image data is fetched so the caller keeps it.
         const sample = await client.bytes({
-          url: outcome.url, method: "GET", headers: { accept: "image/*" }, signal: req.signal, parseError,
+          url: outcome.url, method: "GET", headers: { accept: "image/*" }, signal: req.signal, parseError: parseSampleError,
           timeoutMs: Math.max(1, deadline - performance.now()),
         });
         requireImage(sample.data);

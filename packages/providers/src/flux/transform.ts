@@ -97,3 +97,11 @@ export function parseError(status: number, body: string): AppError {
   });
   return upstreamStatusError(status, typeof message === "string" ? message : undefined);
 }
+
+/**
+ * The ready sample's download: a signed URL on BFL's delivery host, fetched without our key, so a 403 or 404 there
+ * means the URL expired or the result is gone, not that our credentials were refused.
+ */
+export function parseSampleError(status: number): AppError {
+  return new AppError("upstream_error", `The image provider's result could not be downloaded (HTTP ${status} from its sample URL).`);
+}
