@@ -27,6 +27,14 @@ const deprecated: RequestHandler = (_req, res, next) => {
   res.setHeader("Deprecation", "true");
   next();
 };
+/**
+ * The route a request reached, whatever its spelling (letter case, a trailing slash reach the same route through the
+ * router): usage records name the endpoint by it and Idempotency-Key compares requests by it.
+ */
+const endpointOf = (path: string): RequestHandler => (_req, res, next) => {
+  res.locals.endpoint = path;
+  next();
+};
 /** How often expired Idempotency-Key records are deleted. */
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
@@ -81,7 +89,8 @@ export async function mountGateway(
   ];
   // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD).
   const router = Router();
-  for (const [method, path, handlers] of routes) {
+  for (const [method, path, routeHandlers] of routes) {
+    const handlers = [endpointOf(path), ...routeHandlers];
     direct.add(method, path, handlers);
     if (method === "GET") router.get(path, ...handlers);
     else router.post(path, ...handlers);

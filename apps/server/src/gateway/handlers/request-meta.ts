@@ -31,7 +31,8 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
     userId: principal.userId,
     keyId: principal.keyId,
     requestId: String(res.locals.requestId),
-    endpoint: req.path,
+    // the route's own path (set when the route is mounted), not the spelling this request used
+    endpoint: typeof res.locals.endpoint === "string" ? res.locals.endpoint : req.path,
     startedAt: performance.now(),
     signal: cancellation,
   };

@@ -18,8 +18,10 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-function fingerprint(req: Request): string {
-  const hash = createHash("sha256").update(`${req.method} ${req.path}\n`).update(canonicalJson(req.body ?? null));
+function fingerprint(req: Request, res: Response): string {
+  // the route, not its spelling: /V1/Embeddings and /v1/embeddings/ are the same endpoint
+  const endpoint = typeof res.locals.endpoint === "string" ? res.locals.endpoint : req.path;
+  const hash = createHash("sha256").update(`${req.method} ${endpoint}\n`).update(canonicalJson(req.body ?? null));
   if (req.file) hash.update(req.file.buffer);
   return hash.digest("hex");
 }
@@ -54,7 +56,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
     if (key === undefined || streamed(req)) return next();
     if (!VALID_KEY.test(key)) throw new AppError("invalid_parameter", "Invalid parameter 'Idempotency-Key': 1-255 visible ASCII characters.");
     const id = `${principalOf(res).userId}:${key}`;
-    const begun = await store.begin(id, fingerprint(req));
+    const begun = await store.begin(id, fingerprint(req, res));
     // A duplicate in progress is worth retrying shortly (it then replays); a key reused for another request never is
     // (x-should-retry: false stops the OpenAI SDKs, which retry 409 by default).
     if (begun.kind === "in_flight") throw new AppError("conflict", "A request with this Idempotency-Key is still in progress.", { retryAfterSeconds: 1 });
