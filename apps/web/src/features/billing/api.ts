@@ -1,6 +1,7 @@
 import type { inferRouterOutputs } from "@trpc/server";
 import { useEffect, useRef } from "react";
 import type { AppRouter } from "@gw/api/root";
+import { useSubmitGuard } from "../../lib/submit-guard";
 import { trpc } from "../../trpc";
 
 type Outputs = inferRouterOutputs<AppRouter>["billing"];
@@ -53,14 +54,17 @@ export type CheckoutInput = { type: "credits"; amount: number } | { type: "subsc
 
 /** Creates a Stripe Checkout session and leaves the SPA for the returned URL. */
 export function useCheckout() {
+  const guard = useSubmitGuard();
   const mutation = trpc.billing.createCheckoutSession.useMutation({
     onSuccess: ({ url }) => window.location.assign(url),
   });
   return {
     ...mutation,
     start(input: CheckoutInput) {
+      // Only a failure frees the buttons: after a success the page is leaving for the checkout.
+      if (!guard.begin()) return;
       const back = `${window.location.origin}/dashboard/billing`;
-      mutation.mutate({ ...input, success_url: `${back}?checkout=success`, cancel_url: `${back}?checkout=cancelled` });
+      mutation.mutate({ ...input, success_url: `${back}?checkout=success`, cancel_url: `${back}?checkout=cancelled` }, { onError: guard.end });
     },
   };
 }

@@ -1,11 +1,13 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { formatDate, formatNumber } from "../../lib/format";
+import { useSubmitGuard } from "../../lib/submit-guard";
 import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey } from "./api";
 import { KeyReveal } from "./key-reveal";
 
 function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKey) => void; focusOnMount: boolean }) {
   const create = useCreateKey();
+  const guard = useSubmitGuard();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const nameInput = useRef<HTMLInputElement>(null);
@@ -16,6 +18,7 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    if (!guard.begin()) return;
     const input = { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) };
     create.mutate(input, {
       onSuccess: (key) => {
@@ -23,6 +26,7 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
         setDescription("");
         onCreated(key);
       },
+      onSettled: guard.end,
     });
   }
 
@@ -46,6 +50,7 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
 
 function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   const revoke = useRevokeKey();
+  const guard = useSubmitGuard();
   const [confirming, setConfirming] = useState(false);
   const revokeButton = useRef<HTMLButtonElement>(null);
   const cancelled = useRef(false);
@@ -76,7 +81,7 @@ function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   return (
     <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`} onKeyDown={onKeyDown}>
       <span>Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
-      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: apiKey.id })} autoFocus>
+      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => guard.begin() && revoke.mutate({ id: apiKey.id }, { onSettled: guard.end })} autoFocus>
         {revoke.isPending ? "Revoking…" : "Yes, revoke"}
       </button>
       <button type="button" className="btn btn-small" onClick={cancel}>Cancel</button>

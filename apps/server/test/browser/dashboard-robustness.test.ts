@@ -1,0 +1,86 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { verifiedUser } from "../auth-helpers";
+import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
+
+// What a careless or unusual user does: double clicks, long names, a phone, a screen reader. Each test has its own account.
+describe("dashboard robustness in a real browser", () => {
+  let env: DashboardServer;
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+  let page: Page | undefined;
+
+  beforeAll(async () => {
+    [env, browser] = await Promise.all([startDashboardServer(), launchBrowser()]);
+  }, 120_000);
+
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === "fail" && page) await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`);
+    await context?.close();
+    context = undefined;
+    page = undefined;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await env?.close();
+  });
+
+  const url = (p: string) => `${env.baseUrl}${p}`;
+
+  /** A verified user signed in in a fresh browser context of the given width. */
+  async function signedIn(width = 1280): Promise<{ page: Page; userId: string }> {
+    const user = await verifiedUser(env.server);
+    context = await browser.newContext({ viewport: { width, height: 900 } });
+    context.setDefaultTimeout(10_000);
+    // The hosted checkout is the only non-local page; answer it locally.
+    await context.route((u) => u.origin !== env.baseUrl, (route) =>
+      route.fulfill({ status: 200, contentType: "text/html", body: "<h1>Hosted checkout</h1>" }));
+    const [name, value] = user.cookie.split(/=(.*)/s) as [string, string];
+    await context.addCookies([{ name, value, url: env.baseUrl }]);
+    page = await context.newPage();
+    return { page, userId: user.id };
+  }
+
+  /** The tRPC procedures the page calls, one entry per call (a batch names several). */
+  function recordCalls(p: Page, procedure: string): string[] {
+    const calls: string[] = [];
+    p.on("request", (req) => {
+      const u = new URL(req.url());
+      if (!u.pathname.startsWith("/api/trpc/")) return;
+      for (const name of u.pathname.slice("/api/trpc/".length).split(",")) if (name === procedure) calls.push(name);
+    });
+    return calls;
+  }
+
+  it("creates one key, revokes once and opens one checkout when the button is double-clicked", async () => {
+    const { page } = await signedIn();
+    await page.goto(url("/dashboard/keys"));
+    await page.getByText("No keys yet").waitFor();
+    const creates = recordCalls(page, "keys.create");
+    await page.getByLabel("Name").fill("double");
+    await page.getByRole("button", { name: "Create key" }).dblclick();
+    await page.getByTestId("new-key").waitFor();
+    await page.waitForLoadState("networkidle");
+    expect(creates).toHaveLength(1);
+    const listed = (await (await page.request.get(url("/api/keys"))).json()) as { total: number };
+    expect(listed.total).toBe(1);
+
+    await page.getByRole("button", { name: /stored it safely/ }).click();
+    const revokes = recordCalls(page, "keys.revoke");
+    await page.getByRole("button", { name: "Revoke key double" }).click();
+    await page.getByRole("button", { name: "Yes, revoke" }).dblclick();
+    await page.getByText("No keys yet").waitFor();
+    await page.waitForLoadState("networkidle");
+    expect(revokes).toHaveLength(1);
+
+    for (const button of ["Buy $10.00", "Subscribe to Pro"]) {
+      await page.goto(url("/dashboard/billing"));
+      await page.getByRole("button", { name: button }).waitFor();
+      const checkouts = recordCalls(page, "billing.createCheckoutSession");
+      await page.getByRole("button", { name: button }).dblclick();
+      await page.getByRole("heading", { name: "Hosted checkout" }).waitFor();
+      expect(checkouts).toHaveLength(1);
+    }
+  });
+});
