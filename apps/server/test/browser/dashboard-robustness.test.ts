@@ -29,8 +29,8 @@ describe("dashboard robustness in a real browser", () => {
   const url = (p: string) => `${env.baseUrl}${p}`;
 
   /** A verified user signed in in a fresh browser context of the given width. */
-  async function signedIn(width = 1280): Promise<{ page: Page; userId: string }> {
-    const user = await verifiedUser(env.server);
+  async function signedIn(width = 1280, email?: string): Promise<{ page: Page; userId: string }> {
+    const user = await verifiedUser(env.server, email);
     context = await browser.newContext({ viewport: { width, height: 900 } });
     context.setDefaultTimeout(10_000);
     // The hosted checkout is the only non-local page; answer it locally.
@@ -82,5 +82,40 @@ describe("dashboard robustness in a real browser", () => {
       await page.getByRole("heading", { name: "Hosted checkout" }).waitFor();
       expect(checkouts).toHaveLength(1);
     }
+  });
+
+  it("wraps a long key name and a long e-mail instead of pushing the page or the Revoke button off screen", async () => {
+    // Valid and unbroken by spaces or hyphens: a 64-character local part, and a key name of 100 word characters.
+    const email = `${"a".repeat(50)}${Date.now()}@an-unusually-long-company-domain-name.example.com`.slice(-110);
+    const keyName = `production_backend_worker_${"x".repeat(74)}`;
+    const { page } = await signedIn(375, email);
+    const overflow = () => page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
+    const insideViewport = async (name: string, width: number) => {
+      const box = await page.getByRole("button", { name }).boundingBox();
+      expect(box).not.toBeNull();
+      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(width);
+    };
+
+    await page.goto(url("/settings"));
+    await page.getByRole("main").getByText(email).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+
+    await page.goto(url("/dashboard/keys"));
+    await page.getByLabel("Name").fill(keyName);
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByTestId("new-key").waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.getByRole("button", { name: /stored it safely/ }).click();
+    await page.locator('td[data-label="Name"]', { hasText: keyName }).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await insideViewport(`Revoke key ${keyName}`, 375);
+    await page.getByRole("button", { name: `Revoke key ${keyName}` }).click();
+    await insideViewport("Yes, revoke", 375);
+    await page.getByRole("button", { name: "Cancel" }).click();
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await insideViewport(`Revoke key ${keyName}`, 1280);
+    await screenshot(page, "keys-long-name");
   });
 });

@@ -27,7 +27,7 @@ export function SignupPage() {
     return (
       <AuthLayout title="Check your e-mail" footer={<Link to="/login">Go to log in</Link>}>
         <Notice tone="success">
-          We sent a verification link to <strong>{signup.data.user.email}</strong>. Follow it to activate your account.
+          We sent a verification link to <strong className="wrap-anywhere">{signup.data.user.email}</strong>. Follow it to activate your account.
         </Notice>
         <p className="muted">You can already log in; creating API keys and buying credits unlock once your e-mail is verified.</p>
       </AuthLayout>

@@ -8,7 +8,7 @@ export function KeyReveal({ created, onDone }: { created: CreatedKey; onDone: ()
   useEffect(() => heading.current?.focus(), []);
   return (
     <div className="key-reveal" role="region" aria-labelledby="key-reveal-title">
-      <h3 id="key-reveal-title" tabIndex={-1} ref={heading}>Your new key “{created.name}”</h3>
+      <h3 id="key-reveal-title" className="wrap-anywhere" tabIndex={-1} ref={heading}>Your new key “{created.name}”</h3>
       <p className="warning-text">
         Copy it now and store it somewhere safe. <strong>You won't see it again</strong> — for your security we only keep a fingerprint.
       </p>

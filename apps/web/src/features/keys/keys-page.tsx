@@ -80,7 +80,7 @@ function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   }
   return (
     <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`} onKeyDown={onKeyDown}>
-      <span>Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
+      <span className="wrap-anywhere">Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
       <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => guard.begin() && revoke.mutate({ id: apiKey.id }, { onSettled: guard.end })} autoFocus>
         {revoke.isPending ? "Revoking…" : "Yes, revoke"}
       </button>
@@ -100,7 +100,7 @@ function KeysTable({ keys }: { keys: ApiKey[] }) {
         <tbody>
           {keys.map((key) => (
             <tr key={key.id} data-key-id={key.id}>
-              <td data-label="Name">{key.name}</td>
+              <td data-label="Name" className="wrap-anywhere">{key.name}</td>
               <td data-label="Key"><code>{key.prefix}…</code></td>
               <td data-label="Created">{formatDate(key.created_at)}</td>
               <td data-label="Last used">{key.last_used ? formatDate(key.last_used) : "Never"}</td>

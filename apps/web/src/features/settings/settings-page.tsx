@@ -23,7 +23,7 @@ function ProfileCard() {
           <span>Name</span>
           <input name="name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
         </label>
-        <p className="muted">E-mail: <strong>{user.email}</strong> {user.email_verified ? "(verified)" : "(not verified yet)"} · member since {formatDay(user.created_at)}</p>
+        <p className="muted">E-mail: <strong className="wrap-anywhere">{user.email}</strong> {user.email_verified ? "(verified)" : "(not verified yet)"} · member since {formatDay(user.created_at)}</p>
         <ErrorAlert error={update.error} />
         {update.isSuccess ? <Notice tone="success">Profile saved.</Notice> : null}
         <button type="submit" className="btn btn-primary" disabled={update.isPending || !name.trim() || name.trim() === user.name}>Save</button>
