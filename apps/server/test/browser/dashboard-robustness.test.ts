@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifiedUser } from "../auth-helpers";
+import { credit } from "../support/gateway-fixtures";
 import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
 // What a careless or unusual user does: double clicks, long names, a phone, a screen reader. Each test has its own account.
@@ -117,5 +118,23 @@ describe("dashboard robustness in a real browser", () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     await insideViewport(`Revoke key ${keyName}`, 1280);
     await screenshot(page, "keys-long-name");
+  });
+
+  it("shows a request's cost to the micro-dollar, as the usage API states it, in the playground and the overview", async () => {
+    const { page, userId } = await signedIn();
+    await credit(env.server, userId, 5);
+    // The fake upstream counts words: 4000 in, 4001 out = 0.004 + 0.008002 dollars at textA-4's listed prices.
+    await page.goto(url("/dashboard/playground"));
+    await page.getByLabel("Model").selectOption("textA-4");
+    await page.getByLabel("Message").fill("word ".repeat(4000).trim());
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByTestId("answer-usage").waitFor();
+    expect(await page.getByTestId("answer-usage").textContent()).toBe("4,000 prompt + 4,001 completion tokens · $0.012002");
+
+    const usage = (await (await page.request.get(url("/api/usage?per_page=1"))).json()) as { data: Array<{ cost: number }> };
+    expect(usage.data[0]?.cost).toBe(0.012002);
+    await page.getByRole("link", { name: "Overview" }).click();
+    const row = page.getByRole("table", { name: "Recent requests" }).locator("tbody tr").first();
+    await expect(row.locator('td[data-label="Cost"]').textContent()).resolves.toBe("$0.012002");
   });
 });

@@ -6,6 +6,13 @@ export function formatMoney(dollars: number): string {
   return usd.format(dollars);
 }
 
+const usdCost = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 6 });
+
+/** A request's cost as the API states it, to the micro-dollar: $0.012002 is not rounded to $0.01. */
+export function formatCost(dollars: number): string {
+  return usdCost.format(dollars);
+}
+
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return "—";
   const d = new Date(iso);

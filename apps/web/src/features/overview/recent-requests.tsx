@@ -1,5 +1,5 @@
 import { EmptyState } from "../../components/ui";
-import { formatDate, formatMoney, formatNumber } from "../../lib/format";
+import { formatCost, formatDate, formatNumber } from "../../lib/format";
 import type { UsageRecord } from "./api";
 
 /** What the request produced, in the unit the model bills by. */
@@ -29,7 +29,7 @@ export function RecentRequests({ records }: { records: UsageRecord[] }) {
               <td data-label="Time">{formatDate(r.created_at)}</td>
               <td data-label="Model"><code>{r.model}</code></td>
               <td data-label="Usage">{describeOutput(r)}</td>
-              <td data-label="Cost" className="num">{formatMoney(r.cost)}</td>
+              <td data-label="Cost" className="num">{formatCost(r.cost)}</td>
               <td data-label="Latency" className="num">{formatNumber(Math.round(r.processing_ms))} ms</td>
             </tr>
           ))}
