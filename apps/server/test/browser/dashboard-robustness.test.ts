@@ -137,4 +137,21 @@ describe("dashboard robustness in a real browser", () => {
     const row = page.getByRole("table", { name: "Recent requests" }).locator("tbody tr").first();
     await expect(row.locator('td[data-label="Cost"]').textContent()).resolves.toBe("$0.012002");
   });
+
+  it("gives screen readers the 30-day chart's numbers as a table, per day and model", async () => {
+    const { page, userId } = await signedIn();
+    await credit(env.server, userId, 5);
+    // The dashboard's session is accepted by the gateway; 4000 words in and 4001 out cost 0.012002 dollars.
+    const res = await page.request.post(url("/v1/chat/completions"), { data: { model: "textA-4", messages: [{ role: "user", content: "word ".repeat(4000).trim() }] } });
+    expect(res.status()).toBe(200);
+    await page.goto(url("/dashboard"));
+    // The chart is a picture (role img, its total only); the numbers behind its bars come as a table.
+    await page.locator(".chart svg rect").first().waitFor();
+    const table = page.getByRole("table", { name: "Spend per day" });
+    await expect(table.getByRole("columnheader").allTextContents()).resolves.toEqual(["Day", "textA-4", "Total"]);
+    const today = new Date().toISOString().slice(0, 10);
+    await expect(table.getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["$0.01", "$0.01"]);
+    await page.getByRole("button", { name: "Requests" }).click();
+    await expect(page.getByRole("table", { name: "Requests per day" }).getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["1", "1"]);
+  });
 });

@@ -21,7 +21,7 @@ function axisLabel(value: number, metric: ChartMetric): string {
   return metric === "cost" ? `$${Number(value.toPrecision(3))}` : formatNumber(value);
 }
 
-/** Stacked bars in plain SVG; the table fallback below it carries the same numbers for screen readers. */
+/** Stacked bars in plain SVG (a picture with its total); the visually hidden table after it carries the same numbers for screen readers. */
 export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMetric }) {
   const format = metric === "cost" ? formatMoney : formatNumber;
   const top = niceMax(data.max);
@@ -60,6 +60,21 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
           );
         })}
       </svg>
+      <table className="sr-only">
+        <caption>{metric === "cost" ? "Spend" : "Requests"} per day</caption>
+        <thead>
+          <tr><th scope="col">Day</th>{data.models.map((model) => <th key={model} scope="col">{model}</th>)}<th scope="col">Total</th></tr>
+        </thead>
+        <tbody>
+          {data.days.filter((day) => day.total > 0).map((day) => (
+            <tr key={day.date}>
+              <th scope="row">{day.date}</th>
+              {data.models.map((model) => <td key={model}>{format(day.segments.find((s) => s.model === model)?.value ?? 0)}</td>)}
+              <td>{format(day.total)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
       {data.models.length > 0 ? (
         <figcaption className="legend">
           {data.models.map((model, i) => (
