@@ -154,4 +154,20 @@ describe("dashboard robustness in a real browser", () => {
     await page.getByRole("button", { name: "Requests" }).click();
     await expect(page.getByRole("table", { name: "Requests per day" }).getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["1", "1"]);
   });
+
+  it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {
+    const { page } = await signedIn();
+    for (const name of ["first", "second"]) {
+      expect((await page.request.post(url("/api/keys"), { data: { name } })).status()).toBe(201);
+    }
+    await page.goto(url("/dashboard/keys"));
+    await page.getByRole("button", { name: "Revoke key first" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Yes, revoke" }).and(page.locator(":focus")).waitFor();
+    await page.keyboard.press("Enter");
+    const notice = page.getByRole("status").filter({ hasText: "Key “first” was revoked." });
+    await notice.and(page.locator(":focus")).waitFor();
+    await page.keyboard.press("Tab");
+    await page.getByRole("button", { name: "Revoke key second" }).and(page.locator(":focus")).waitFor();
+  });
 });

@@ -48,7 +48,7 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
   );
 }
 
-function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
+function RevokeButton({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: (name: string) => void }) {
   const revoke = useRevokeKey();
   const guard = useSubmitGuard();
   const [confirming, setConfirming] = useState(false);
@@ -81,7 +81,7 @@ function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   return (
     <div className="confirm" role="group" aria-label={`Confirm revoking ${apiKey.name}`} onKeyDown={onKeyDown}>
       <span className="wrap-anywhere">Revoke “{apiKey.name}”? Apps using it stop working at once.</span>
-      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => guard.begin() && revoke.mutate({ id: apiKey.id }, { onSettled: guard.end })} autoFocus>
+      <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending} onClick={() => guard.begin() && revoke.mutate({ id: apiKey.id }, { onSuccess: () => onRevoked(apiKey.name), onSettled: guard.end })} autoFocus>
         {revoke.isPending ? "Revoking…" : "Yes, revoke"}
       </button>
       <button type="button" className="btn btn-small" onClick={cancel}>Cancel</button>
@@ -90,7 +90,7 @@ function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   );
 }
 
-function KeysTable({ keys }: { keys: ApiKey[] }) {
+function KeysTable({ keys, onRevoked }: { keys: ApiKey[]; onRevoked: (name: string) => void }) {
   return (
     <div className="table-wrap">
       <table className="table">
@@ -105,7 +105,7 @@ function KeysTable({ keys }: { keys: ApiKey[] }) {
               <td data-label="Created">{formatDate(key.created_at)}</td>
               <td data-label="Last used">{key.last_used ? formatDate(key.last_used) : "Never"}</td>
               <td data-label="Uses" className="num">{formatNumber(key.usage_count)}</td>
-              <td className="actions"><RevokeButton apiKey={key} /></td>
+              <td className="actions"><RevokeButton apiKey={key} onRevoked={onRevoked} /></td>
             </tr>
           ))}
         </tbody>
@@ -118,6 +118,13 @@ export function KeysPage() {
   const keys = useKeys();
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revealed, setRevealed] = useState(false);
+  const [revoked, setRevoked] = useState<{ name: string } | null>(null);
+  const revokedNotice = useRef<HTMLParagraphElement>(null);
+  // The revoked key's row (and the button that had focus) is gone: keyboard and screen-reader users continue at the
+  // confirmation, inside the list, rather than at the top of the page.
+  useEffect(() => {
+    if (revoked) revokedNotice.current?.focus();
+  }, [revoked]);
   function dismissReveal() {
     setCreated(null);
     setRevealed(true);
@@ -129,12 +136,13 @@ export function KeysPage() {
         {created ? <KeyReveal created={created} onDone={dismissReveal} /> : <CreateKeyForm onCreated={setCreated} focusOnMount={revealed} />}
       </Card>
       <Card title="Active keys">
+        {revoked ? <p className="alert alert-success wrap-anywhere" role="status" tabIndex={-1} ref={revokedNotice}>Key “{revoked.name}” was revoked.</p> : null}
         {keys.isPending ? <Spinner /> : null}
         <ErrorAlert error={keys.error} />
         {keys.data && keys.data.keys.length === 0 ? (
           <EmptyState title="No keys yet">Create one above to call the API from your code.</EmptyState>
         ) : null}
-        {keys.data && keys.data.keys.length > 0 ? <KeysTable keys={keys.data.keys} /> : null}
+        {keys.data && keys.data.keys.length > 0 ? <KeysTable keys={keys.data.keys} onRevoked={(name) => setRevoked({ name })} /> : null}
         {keys.data && keys.data.total > keys.data.keys.length ? <Notice>Showing {keys.data.keys.length} of {keys.data.total} keys.</Notice> : null}
       </Card>
     </>
