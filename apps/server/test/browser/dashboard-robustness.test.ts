@@ -170,4 +170,15 @@ describe("dashboard robustness in a real browser", () => {
     await page.keyboard.press("Tab");
     await page.getByRole("button", { name: "Revoke key second" }).and(page.locator(":focus")).waitFor();
   });
+
+  it("stacks the key form at phone width without a blank gap above Create key", async () => {
+    const { page } = await signedIn(375);
+    await page.goto(url("/dashboard/keys"));
+    const description = await page.getByLabel(/Description/).boundingBox();
+    const button = await page.getByRole("button", { name: "Create key" }).boundingBox();
+    expect(description && button).toBeTruthy();
+    const gap = (button?.y ?? 0) - ((description?.y ?? 0) + (description?.height ?? 0));
+    expect(gap).toBeGreaterThanOrEqual(0);
+    expect(gap).toBeLessThanOrEqual(24);
+  });
 });
