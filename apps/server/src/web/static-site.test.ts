@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findWebDist } from "./dist-dir";
 import { missingBuildPage, staticSite } from "./static-site";
 
+const BUNDLE = `console.log(${JSON.stringify("x".repeat(2000))});`;
+
 function fakeDist(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "gw-web-dist-"));
   mkdirSync(path.join(dir, "assets"));
   writeFileSync(path.join(dir, "index.html"), "<!doctype html><div id=root></div>");
-  writeFileSync(path.join(dir, "assets", "index-abc123.js"), "console.log(1)");
+  writeFileSync(path.join(dir, "assets", "index-abc123.js"), BUNDLE);
   writeFileSync(path.join(dir, "robots.txt"), "User-agent: *");
   return dir;
 }
@@ -40,6 +42,22 @@ describe("staticSite", () => {
     expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     const robots = await fetch(`${url}/robots.txt`);
     expect(robots.headers.get("cache-control")).toBe("no-cache");
+  });
+
+  it("sends text assets gzipped to clients that accept it, with the same caching, and plain to the others", async () => {
+    const zipped = await fetch(`${url}/assets/index-abc123.js`, { headers: { "accept-encoding": "gzip, deflate, br" } });
+    expect(zipped.status).toBe(200);
+    expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    expect(zipped.headers.get("vary")).toMatch(/Accept-Encoding/i);
+    expect(zipped.headers.get("content-type")).toMatch(/^text\/javascript/);
+    expect(zipped.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await zipped.text()).toBe(BUNDLE); // fetch decodes the gzip body
+    const plain = await fetch(`${url}/assets/index-abc123.js`, { headers: { "accept-encoding": "identity" } });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("vary")).toMatch(/Accept-Encoding/i);
+    expect(await plain.text()).toBe(BUNDLE);
+    const missing = await fetch(`${url}/assets/../index.html`, { headers: { "accept-encoding": "gzip" } });
+    expect(missing.headers.get("content-encoding")).toBeNull();
   });
 
   it("answers client-side routes with index.html, revalidated on every load", async () => {

@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { gzipSync } from "node:zlib";
 import express, { type RequestHandler, type Response, Router } from "express";
 
 // Routes owned by the API and gateway: never answered with the SPA shell, so clients get JSON 404s.
@@ -28,21 +29,52 @@ function sendShell(res: Response, html: string): void {
   res.type("html").send(html);
 }
 
+const IMMUTABLE = "public, max-age=31536000, immutable";
+const COMPRESSIBLE = /\.(?:js|css|svg|json|txt|html|map)$/;
+
 /**
- * Serves the built dashboard: hashed files under /assets are immutable, index.html is revalidated on every load,
+ * The hashed text assets, gzipped once at start (the bundle is ~390 KB, ~120 KB gzipped: three times faster on a slow
+ * phone network). Only files listed here are answered, so no request path reaches the file system.
+ */
+function gzippedAssets(distDir: string): RequestHandler {
+  const dir = path.join(distDir, "assets");
+  const files = new Map<string, Buffer>();
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    if (COMPRESSIBLE.test(name)) files.set(`/assets/${name}`, gzipSync(readFileSync(path.join(dir, name))));
+  }
+  return (req, res, next) => {
+    const gz = req.method === "GET" || req.method === "HEAD" ? files.get(req.path) : undefined;
+    if (!gz) {
+      next();
+      return;
+    }
+    res.vary("Accept-Encoding");
+    if (!/\bgzip\b/.test(req.headers["accept-encoding"] ?? "")) {
+      next();
+      return;
+    }
+    res.setHeader("Cache-Control", IMMUTABLE);
+    res.setHeader("Content-Encoding", "gzip");
+    res.type(path.extname(req.path)).send(gz);
+  };
+}
+
+/**
+ * Serves the built dashboard: hashed files under /assets are immutable (text ones gzipped), index.html is revalidated on every load,
  * and any other GET outside /api and /v1 gets index.html so client-side routes survive a reload.
  */
 export function staticSite(distDir: string): Router {
   const router = Router();
   const indexHtml = readFileSync(path.join(distDir, "index.html"), "utf8");
 
+  router.use(gzippedAssets(distDir));
   router.use(
     express.static(distDir, {
       index: false,
       redirect: false,
       setHeaders(res, filePath) {
         const rel = path.relative(distDir, filePath);
-        res.setHeader("Cache-Control", rel.startsWith(`assets${path.sep}`) ? "public, max-age=31536000, immutable" : "no-cache");
+        res.setHeader("Cache-Control", rel.startsWith(`assets${path.sep}`) ? IMMUTABLE : "no-cache");
       },
     }),
   );
