@@ -61,12 +61,13 @@ describe("staticSite", () => {
   });
 
   it("answers client-side routes with index.html, revalidated on every load", async () => {
-    for (const route of ["/", "/dashboard", "/dashboard/keys", "/verify-email?token=abc", "/settings/profile"]) {
+    for (const route of ["/", "/index.html", "/dashboard", "/dashboard/keys", "/verify-email?token=abc", "/settings/profile"]) {
       const res = await fetch(`${url}${route}`);
       expect(res.status, route).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^text\/html/);
       expect(res.headers.get("cache-control")).toBe("no-cache");
-      expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+      expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("referrer-policy")).toBe("same-origin");
       expect(await res.text()).toContain('<div id=root>');
     }
   });

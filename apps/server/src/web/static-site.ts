@@ -67,6 +67,8 @@ export function staticSite(distDir: string): Router {
   const router = Router();
   const indexHtml = readFileSync(path.join(distDir, "index.html"), "utf8");
 
+  // Asked for by name, the shell keeps its security headers (CSP with frame-ancestors 'none'), as on every route.
+  router.get("/index.html", (_req, res) => sendShell(res, indexHtml));
   router.use(gzippedAssets(distDir));
   router.use(
     express.static(distDir, {
