@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
+import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
@@ -77,6 +78,7 @@ type Subscription = NonNullable<SubscriptionInfo["subscription"]>;
 /** Cancels at the end of the paid period, after a confirmation; the plan stays until then. */
 function CancelSubscription({ subscription }: { subscription: Subscription }) {
   const cancel = useCancelSubscription();
+  const guard = useSubmitGuard();
   const [confirming, setConfirming] = useState(false);
   const opener = useRef<HTMLButtonElement>(null);
   const dismissed = useRef(false);
@@ -103,7 +105,7 @@ function CancelSubscription({ subscription }: { subscription: Subscription }) {
     <div className="confirm" role="group" aria-label="Confirm cancelling the subscription"
       onKeyDown={(event: KeyboardEvent) => { if (event.key === "Escape" && !cancel.isPending) dismiss(); }}>
       <span>Cancel {subscription.plan.name}? It stays active until {formatDay(subscription.current_period_end)}, then you are on the free plan.</span>
-      <button type="button" className="btn btn-small btn-danger" disabled={cancel.isPending} onClick={() => cancel.mutate({})} autoFocus>
+      <button type="button" className="btn btn-small btn-danger" disabled={cancel.isPending} onClick={() => { if (guard.begin()) cancel.mutate({}, { onSettled: guard.end }); }} autoFocus>
         {cancel.isPending ? "Cancelling…" : "Yes, cancel"}
       </button>
       <button type="button" className="btn btn-small" onClick={dismiss}>Keep it</button>
