@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
-import { call, login, PASSWORD, sessionCookie, signup, uniqueEmail } from "./auth-helpers";
+import { call, login, PASSWORD, sessionCookie, signup, tokenFromMail, uniqueEmail } from "./auth-helpers";
 
 const rateLimited = { error: { message: expect.any(String), type: "rate_limit_error", code: "auth_rate_limit" } };
 
@@ -159,5 +159,35 @@ describe("per-account login throttling", () => {
     expect((await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } })).status).toBe(429);
     await new Promise((r) => setTimeout(r, 1_100));
     expect((await attempt(cookie, PASSWORD)).status).toBe(200);
+  });
+});
+
+describe("per-account login throttling and password reset", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // a long window: only the reset can open the account again within the test
+    server = await startTestServer({ env: { LIMIT_LOGIN_ACCOUNT: "3/600" } });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("lets the owner log in with the new password after a completed reset, however others locked the account", async () => {
+    const email = uniqueEmail("locked");
+    await signup(server, email);
+    const attempt = (password: string) => call(server, "POST", "/api/auth/login", { body: { email, password } });
+    for (let i = 0; i < 3; i++) expect((await attempt(`Guess-${i}-Lamp-9`)).status).toBe(401);
+    expect((await attempt(PASSWORD)).status).toBe(429);
+    expect((await call(server, "POST", "/api/auth/password-reset", { body: { email } })).status).toBe(200);
+    // the mail is sent after the answer
+    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
+    const newPassword = "Brand-New-Lamp-84";
+    expect((await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: newPassword } })).status).toBe(200);
+    const ok = await attempt(newPassword);
+    expect(ok.status).toBe(200);
+    expect(sessionCookie(ok.headers)).toBeTruthy();
+    // the throttle counts afresh: wrong guesses lock the account again
+    for (let i = 0; i < 3; i++) expect((await attempt(`Guess-${i}-Lamp-9`)).status).toBe(401);
+    expect((await attempt(newPassword)).status).toBe(429);
   });
 });

@@ -220,6 +220,9 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       await sessions.revokeAllForUser(user.id);
       // a reset proves control of the mailbox
       if (!user.emailVerified) await users.markEmailVerified(user.id, now());
+      // and ends the login throttle others' wrong guesses put on the account: otherwise anyone knowing the e-mail
+      // could keep its owner out, new password and all, by renewing the lock every window (CONTRACT 2)
+      await deps.limits.reset("loginAccount", `account:${user.email}`);
     },
   };
 }

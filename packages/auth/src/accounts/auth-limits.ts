@@ -15,6 +15,8 @@ export interface LimitConsumer {
   consume(name: LimitName, key: string): Promise<LimitState>;
   /** throws like consume when the key is already over the limit, without counting */
   check(name: LimitName, key: string): Promise<unknown>;
+  /** forgets what was counted for the key */
+  reset(name: LimitName, key: string): Promise<void>;
 }
 
 /** Authentication limits answer auth_rate_limit (SPEC 7.2), never the generic rate_limit_exceeded. */
