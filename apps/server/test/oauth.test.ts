@@ -129,6 +129,23 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     expect(await login(server, email)).toMatch(/^gw_session=/);
   });
 
+  it("creates the account under the sign-up name rules: control characters out, a blank name becomes the address's local part", async () => {
+    fake.google.profile = { sub: "g-ctrl-name", email: uniqueEmail("ctrl"), email_verified: true, name: "Ada\u0000\nLovelace" };
+    const first = await roundTrip("google");
+    expect((await call(server, "GET", "/api/auth/me", { cookie: first.cookie })).body.user.name).toBe("Ada Lovelace");
+    const email = uniqueEmail("blankname");
+    fake.google.profile = { sub: "g-blank-name", email, email_verified: true, name: "\u200b \t" };
+    const second = await roundTrip("google");
+    expect((await call(server, "GET", "/api/auth/me", { cookie: second.cookie })).body.user.name).toBe(email.split("@")[0]);
+  });
+
+  it("refuses an address the provider sends that is not one: /login?error=email_unavailable, no account", async () => {
+    fake.google.profile = { sub: "g-bad-email", email: "not-an-email", email_verified: true, name: "Bad" };
+    const { res, cookie } = await roundTrip("google");
+    expect(res.headers.get("location")).toBe("/login?error=email_unavailable");
+    expect(cookie).toBeUndefined();
+  });
+
   it("does not link an existing account through an unverified provider e-mail", async () => {
     const email = uniqueEmail("nolink");
     await signup(server, email);

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "@gw/shared";
+import { VISIBLE_CHARACTER, type Clock } from "@gw/shared";
 import { OAuthFlowError, type OAuthProfile, type OAuthProvider } from "../oauth/providers";
 import type { SessionManager } from "../sessions/session-manager";
 import type { User } from "../users/user";
@@ -12,12 +12,26 @@ export interface OAuthSignIn {
 
 const normalizeEmail = (email: string): string => email.trim().normalize("NFC").toLowerCase();
 
+/** One @, a dotted domain, no spaces or control characters: what a provider's address must be to become an account's. */
+const USABLE_EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+
+/**
+ * The provider's display name under the sign-up rules (no control characters, something visible, at most 100
+ * characters); without a usable one, the address's local part.
+ */
+function accountName(providerName: string, email: string): string {
+  const cleaned = providerName.replace(/\p{Cc}+/gu, " ").replace(/\s+/g, " ").trim();
+  const name = VISIBLE_CHARACTER.test(cleaned) ? cleaned : (email.split("@")[0] ?? "");
+  return [...name].slice(0, 100).join("").trim();
+}
+
 export function createOAuthSignIn(users: UserRepository, sessions: SessionManager, clock: Clock, logger: Logger): OAuthSignIn {
   async function resolveUser(provider: OAuthProvider, profile: OAuthProfile): Promise<User> {
     const known = await users.findByProviderId(provider, profile.providerId);
     if (known && !known.deletedAt) return known;
     if (!profile.email) throw new OAuthFlowError("email_unavailable", "The provider did not share an e-mail address.");
     const email = normalizeEmail(profile.email);
+    if (email.length > 254 || !USABLE_EMAIL.test(email)) throw new OAuthFlowError("email_unavailable", "The provider did not share a usable e-mail address.");
     const now = new Date(clock.now());
     const existing = await users.findByEmail(email);
     if (existing) {
@@ -31,7 +45,7 @@ export function createOAuthSignIn(users: UserRepository, sessions: SessionManage
     }
     return users.create({
       email,
-      name: profile.name.slice(0, 100),
+      name: accountName(profile.name, email),
       ...(provider === "google" ? { googleId: profile.providerId } : { githubId: profile.providerId }),
       ...(profile.emailVerified ? { emailVerifiedAt: now } : {}),
       createdAt: now,
