@@ -40,7 +40,7 @@ export function SignupPage() {
       <form onSubmit={submit} className="form" noValidate>
         <label className="field">
           <span>Name</span>
-          <input name="name" autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} />
+          <input name="name" autoComplete="name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
         </label>
         <label className="field">
           <span>E-mail</span>

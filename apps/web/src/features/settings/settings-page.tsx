@@ -21,7 +21,7 @@ function ProfileCard() {
       <form className="form" onSubmit={(e: FormEvent) => { e.preventDefault(); update.mutate({ name: name.trim() }); }}>
         <label className="field">
           <span>Name</span>
-          <input name="name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
+          <input name="name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
         </label>
         <p className="muted">E-mail: <strong className="wrap-anywhere">{user.email}</strong> {user.email_verified ? "(verified)" : "(not verified yet)"} · member since {formatDay(user.created_at)}</p>
         <ErrorAlert error={update.error} />
