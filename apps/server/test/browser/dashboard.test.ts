@@ -225,7 +225,13 @@ describe("dashboard in a real browser", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(url("/dashboard"));
     await page.getByRole("heading", { name: "Overview" }).waitFor();
-    await page.getByRole("button", { name: "Menu" }).click();
+    const menu = page.getByRole("button", { name: "Menu" });
+    await menu.click();
+    await page.getByRole("link", { name: "Billing" }).focus();
+    await page.keyboard.press("Escape");
+    await expect(menu.getAttribute("aria-expanded")).resolves.toBe("false");
+    await expect(menu.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true);
+    await menu.click();
     await page.getByRole("link", { name: "Billing" }).click();
     await page.waitForURL(/\/dashboard\/billing$/);
     const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");

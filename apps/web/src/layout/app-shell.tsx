@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useRef, useState, type KeyboardEvent } from "react";
 import { NavLink, Outlet, useNavigate } from "react-router-dom";
 import { ErrorAlert, Notice } from "../components/ui";
 import { useLogout, useMe, useResendVerification } from "../features/auth/api";
@@ -34,15 +34,23 @@ export function AppShell() {
   const logout = useLogout();
   const navigate = useNavigate();
   const [menuOpen, setMenuOpen] = useState(false);
+  const menuToggle = useRef<HTMLButtonElement>(null);
   const user = me.data;
+
+  // Escape closes the open menu (phone width) and hands focus back to its button, as a disclosure menu does.
+  function closeMenuOnEscape(event: KeyboardEvent) {
+    if (event.key !== "Escape" || !menuOpen) return;
+    setMenuOpen(false);
+    menuToggle.current?.focus();
+  }
 
   return (
     <div className="shell">
       <a href="#main" className="skip-link">Skip to content</a>
-      <header className="topbar">
+      <header className="topbar" onKeyDown={closeMenuOnEscape}>
         <NavLink to="/dashboard" className="brand"><span className="brand-mark" aria-hidden="true" /> AI Gateway</NavLink>
         <button
-          type="button" className="btn menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav"
+          ref={menuToggle} type="button" className="btn menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav"
           onClick={() => setMenuOpen((open) => !open)}
         >
           Menu
