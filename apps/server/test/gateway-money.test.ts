@@ -602,5 +602,9 @@ describe("limits, idempotency and the usage API", () => {
     expect(body.range).toEqual({ from: `${today}T00:00:00.000Z`, to: new Date(Date.parse(today) + 86_400_000).toISOString() });
     expect(body.totals.requests).toBe(1);
     expect((await usage(`from=${today}T00:00:00%2B02:00&page=1&per_page=5`)).status).toBe(200);
+    // a + offset sent unencoded arrives as a space: read as the + it was
+    const unencoded = await usage(`from=${today}T12:00:00+02:00&to=${today}T13:00:00+02:00`);
+    expect(unencoded.status).toBe(200);
+    expect((await readJson(unencoded)).range).toEqual({ from: `${today}T10:00:00.000Z`, to: `${today}T11:00:00.000Z` });
   });
 });

@@ -19,7 +19,12 @@ const isCalendarDay = (s: string): boolean => {
   const parsed = Date.parse(`${day}T00:00:00Z`);
   return !Number.isNaN(parsed) && new Date(parsed).toISOString().slice(0, 10) === day;
 };
-const isoDate = z.string().max(40)
+/**
+ * A `+` offset sent unencoded reaches the query as a space (form decoding): "…T12:00:00 01:00" can only have meant
+ * +01:00, so it reads as that rather than failing a caller who forgot to write %2B.
+ */
+const plusFromSpace = (s: string): string => s.replace(/^(\d{4}-\d{2}-\d{2}T[\d:.]+) (\d{2}:?\d{2})$/, "$1+$2");
+const isoDate = z.string().max(40).transform(plusFromSpace)
   .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)) && isCalendarDay(s), { message: "must be an ISO 8601 date (2026-11-01 or 2026-11-01T12:00:00Z)" });
 /** `from`: the instant given (a date alone is its start, 00:00 UTC). */
 const fromParam = isoDate.transform((s) => new Date(s));
