@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { call, login, mailsTo, PASSWORD, RELAXED_LIMITS, signup, uniqueEmail, verifiedUser } from "./auth-helpers";
+import { holdPoint } from "./support/hold-point";
 
 describe("account deletion (DELETE /api/auth/me)", () => {
   let server: TestServer;
@@ -65,29 +66,21 @@ describe("account deletion (DELETE /api/auth/me)", () => {
   it("a key creation already past its session check when the account is deleted leaves no working key", async () => {
     const { cookie } = await verifiedUser(server);
     // hold the creation between its session check and its insert (the rate-limit step) until the deletion is done
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let arrived = (): void => undefined;
-    const atGate = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
+    const hold = holdPoint();
     const limits = server.app.context.limits;
     const consume = limits.consume.bind(limits);
     limits.consume = async (name, key, points) => {
       if (name === "keysCreate") {
-        arrived();
-        await gate;
+        await hold.pass();
       }
       return consume(name, key, points);
     };
     try {
       const creating = call(server, "POST", "/api/keys", { cookie, body: { name: "racing" } });
-      await atGate;
+      await hold.reached;
       const deleted = await call(server, "DELETE", "/api/auth/me", { cookie, body: { password: PASSWORD } });
       expect(deleted.status).toBe(200);
-      release();
+      hold.release();
       const created = await creating;
       expect(created.status).toBe(401);
       expect(created.body.error).toEqual({ message: expect.any(String), type: "authentication_error", code: "unauthorized" });
@@ -95,7 +88,7 @@ describe("account deletion (DELETE /api/auth/me)", () => {
       expect(active).toBe(0);
     } finally {
       limits.consume = consume;
-      release();
+      hold.release();
     }
   });
 

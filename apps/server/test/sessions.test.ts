@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { call, login, PASSWORD, RELAXED_LIMITS, sessionCookie, signup, tokenFromMail, uniqueEmail } from "./auth-helpers";
+import { holdPoint } from "./support/hold-point";
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -173,35 +174,27 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     await call(server, "POST", "/api/auth/password-reset", { body: { email } });
     const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
     // hold the login after its password check, before its session is stored, until the reset is done
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let arrived = (): void => undefined;
-    const atGate = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
+    const hold = holdPoint();
     const sessions = server.app.context.auth.sessions;
     const start = sessions.start.bind(sessions);
     sessions.start = async (userId) => {
-      arrived();
-      await gate;
+      await hold.pass();
       return start(userId);
     };
     try {
       const loggingIn = call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } });
-      await atGate;
+      await hold.reached;
       sessions.start = start;
       const reset = await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: "Violet-Harbor-58" } });
       expect(reset.status).toBe(200);
-      release();
+      hold.release();
       const stale = await loggingIn;
       expect(stale.status).toBe(401);
       expect(stale.body.error).toEqual({ message: "Invalid e-mail or password.", type: "authentication_error", code: "invalid_credentials" });
       expect(sessionCookie(stale.headers)).toBeUndefined();
     } finally {
       sessions.start = start;
-      release();
+      hold.release();
     }
     expect(await login(server, email, "Violet-Harbor-58")).toMatch(/^gw_session=/);
   });
