@@ -1,31 +1,17 @@
 // Ctrl-C on `npm start` sends SIGINT to the terminal's whole foreground process group: the gateway and the embedded
 // FerretDB it started. The README promises that requests in flight are answered and charged as usual, and pending
 // charges written, before the gateway exits: the database has to outlive the gateway's shutdown for that.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { call, verifiedUser } from "./auth-helpers";
-import { startServerProcess, type ServerProcess } from "./support/server-process";
+import { ferretdbPids, startServerProcess, type ServerProcess } from "./support/server-process";
 
 const WEBHOOK_SECRET = "whsec_ctrl_c_secret";
 
-/** The pids of the FerretDB processes serving `dataDir` (Linux /proc). */
-function ferretdbPids(dataDir: string): number[] {
-  const stateDir = `--state-dir=${path.join(dataDir, "ferretdb", "state")}`;
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(stateDir)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
 
 const exited = (server: ServerProcess) => new Promise<void>((resolve) => {
   if (server.process.exitCode !== null || server.process.signalCode !== null) return resolve();

@@ -1,28 +1,13 @@
 // A gateway that runs its embedded FerretDB (no MONGODB_URI) and is killed with SIGKILL (the OOM killer, `kill -9`)
 // cannot stop that FerretDB. Started again on the same DATA_DIR, it must not leave the old one running beside the new.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { startServerProcess, type ServerProcess } from "./support/server-process";
+import { ferretdbPids, startServerProcess, type ServerProcess } from "./support/server-process";
 
-/** The pids of the FerretDB processes serving `dataDir` (Linux /proc). */
-function ferretdbPids(dataDir: string): number[] {
-  const stateDir = `--state-dir=${path.join(dataDir, "ferretdb", "state")}`;
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      if (args.includes(stateDir)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
 
 /** `npm run reconcile` on `dataDir`: its exit code. */
 function reconcile(dataDir: string): Promise<number | null> {

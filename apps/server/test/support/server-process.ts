@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,4 +51,19 @@ export async function startServerProcess(env: Record<string, string>, options: {
       setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
     }),
   };
+}
+
+/** The pids of the FerretDB processes serving `dataDir` (Linux /proc). */
+export function ferretdbPids(dataDir: string): number[] {
+  const stateDir = `--state-dir=${path.join(dataDir, "ferretdb", "state")}`;
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(stateDir)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
 }
