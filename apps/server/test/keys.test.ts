@@ -306,6 +306,8 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(denied.status).toBe(401);
       const body = await denied.json();
       expect(body.error.data.error).toEqual({ message: expect.any(String), type: "authentication_error", code: "unauthorized" });
+      // tRPC's own labels name the same status (a tRPC client reads them)
+      expect(body.error).toMatchObject({ code: -32001, data: { code: "UNAUTHORIZED", httpStatus: 401 } });
       expect(JSON.stringify(body)).not.toContain("stack");
     });
 
@@ -327,7 +329,9 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(first.status).toBe(201);
       const again = await post("auth.signup", {}, { email, password: "Quartz-Lamp-92", name: "T" });
       expect(again.status).toBe(409);
-      expect((await again.json()).error.data.error.code).toBe("account_exists");
+      const conflict = await again.json();
+      expect(conflict.error.data.error.code).toBe("account_exists");
+      expect(conflict.error).toMatchObject({ code: -32009, data: { code: "CONFLICT", httpStatus: 409 } });
       const created = await post("keys.create", sessionOf("usr_trpc_ok"), { name: "ci" });
       expect(created.status).toBe(201);
     });

@@ -1,4 +1,5 @@
 import { initTRPC } from "@trpc/server";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { LimitName } from "@gw/config";
 import { AppError, nestedErrorBody, type ErrorCode } from "@gw/shared";
@@ -30,6 +31,17 @@ export type ApiMeta = OpenApiMeta & { successStatus?: number; errors?: ErrorCode
 /** Which credentials a procedure accepts; set by the procedure kinds below and shown as the OpenAPI `security`. */
 export type RouteAuth = "none" | "session" | "sessionOrKey";
 
+type TrpcCodeKey = keyof typeof TRPC_ERROR_CODES_BY_KEY;
+
+/** tRPC's name for an HTTP status, so `data.code` and the JSON-RPC `code` agree with the answer's status. */
+const TRPC_KEY_BY_STATUS: Record<number, TrpcCodeKey> = {
+  400: "BAD_REQUEST", 401: "UNAUTHORIZED", 402: "PAYMENT_REQUIRED", 403: "FORBIDDEN", 404: "NOT_FOUND",
+  405: "METHOD_NOT_SUPPORTED", 408: "TIMEOUT", 409: "CONFLICT", 412: "PRECONDITION_FAILED", 413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE", 422: "UNPROCESSABLE_CONTENT", 428: "PRECONDITION_REQUIRED", 429: "TOO_MANY_REQUESTS",
+  499: "CLIENT_CLOSED_REQUEST", 501: "NOT_IMPLEMENTED", 502: "BAD_GATEWAY", 503: "SERVICE_UNAVAILABLE", 504: "GATEWAY_TIMEOUT",
+};
+const trpcKeyOf = (status: number): TrpcCodeKey => TRPC_KEY_BY_STATUS[status] ?? (status < 500 ? "BAD_REQUEST" : "INTERNAL_SERVER_ERROR");
+
 /**
  * 2. INITIALIZATION. No transformer: plain JSON keeps the REST layer and the tRPC client on one wire format.
  * Errors reach the dashboard's tRPC client as `data.error` in the SPEC 7.1 shape, with no stack.
@@ -37,10 +49,12 @@ export type RouteAuth = "none" | "session" | "sessionOrKey";
 const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({
   errorFormatter({ shape, error, input }) {
     const appError = toApiError(error, input);
+    // an AppError thrown in a procedure reaches tRPC as INTERNAL_SERVER_ERROR: name its real status instead
+    const key = trpcKeyOf(appError.status);
     return {
       message: appError.message,
-      code: shape.code,
-      data: { code: shape.data.code, httpStatus: appError.status, path: shape.data.path, error: nestedErrorBody(appError).error },
+      code: TRPC_ERROR_CODES_BY_KEY[key],
+      data: { code: key, httpStatus: appError.status, path: shape.data.path, error: nestedErrorBody(appError).error },
     };
   },
 });
