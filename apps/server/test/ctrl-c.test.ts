@@ -8,7 +8,7 @@ import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { call, verifiedUser } from "./auth-helpers";
-import { ferretdbPids, startServerProcess, type ServerProcess } from "./support/server-process";
+import { ferretdbPids, startServerProcess, stopEverything, type ServerProcess } from "./support/server-process";
 
 const WEBHOOK_SECRET = "whsec_ctrl_c_secret";
 
@@ -37,14 +37,7 @@ describe.runIf(process.platform === "linux")("Ctrl-C on a gateway with its embed
   });
 
   afterAll(async () => {
-    await Promise.all(started.filter((s) => s.process.exitCode === null && s.process.signalCode === null).map((s) => s.stop()));
-    for (const pid of ferretdbPids(dataDir)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // exited meanwhile
-      }
-    }
+    await stopEverything(started, dataDir);
     await upstreams.close();
     rmSync(dataDir, { recursive: true, force: true });
   });

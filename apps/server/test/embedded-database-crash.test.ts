@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ferretdbPids, startServerProcess, type ServerProcess } from "./support/server-process";
+import { ferretdbPids, startServerProcess, stopEverything, type ServerProcess } from "./support/server-process";
 
 
 /** `npm run reconcile` on `dataDir`: its exit code. */
@@ -28,14 +28,7 @@ describe.runIf(process.platform === "linux")("embedded database after a crash", 
   const started: ServerProcess[] = [];
 
   afterAll(async () => {
-    await Promise.all(started.filter((s) => s.process.exitCode === null && s.process.signalCode === null).map((s) => s.stop()));
-    for (const pid of ferretdbPids(dataDir)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // exited meanwhile
-      }
-    }
+    await stopEverything(started, dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -67,3 +67,15 @@ export function ferretdbPids(dataDir: string): number[] {
   }
   return pids;
 }
+
+/** After a test of crashes and signals: stops the servers still running, and any FerretDB left serving `dataDir`. */
+export async function stopEverything(started: ServerProcess[], dataDir: string): Promise<void> {
+  await Promise.all(started.filter((s) => s.process.exitCode === null && s.process.signalCode === null).map((s) => s.stop()));
+  for (const pid of ferretdbPids(dataDir)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // exited meanwhile
+    }
+  }
+}
