@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useState, type FormEvent, type KeyboardEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
+import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
@@ -79,27 +80,13 @@ type Subscription = NonNullable<SubscriptionInfo["subscription"]>;
 function CancelSubscription({ subscription }: { subscription: Subscription }) {
   const cancel = useCancelSubscription();
   const guard = useSubmitGuard();
-  const [confirming, setConfirming] = useState(false);
-  const opener = useRef<HTMLButtonElement>(null);
-  const dismissed = useRef(false);
-  // A dismissed confirmation hands focus back to the button it replaced.
-  useEffect(() => {
-    if (!confirming && dismissed.current) {
-      dismissed.current = false;
-      opener.current?.focus();
-    }
-  }, [confirming]);
-
-  function dismiss() {
-    dismissed.current = true;
-    setConfirming(false);
-  }
+  const { confirming, openerRef, open, dismiss } = useConfirmStep();
 
   if (subscription.cancel_at_period_end) {
     return <Notice>Your {subscription.plan.name} plan is cancelled and ends on {formatDay(subscription.current_period_end)}; it applies until then.</Notice>;
   }
   if (!confirming) {
-    return <button ref={opener} type="button" className="btn btn-danger-outline" onClick={() => setConfirming(true)}>Cancel subscription</button>;
+    return <button ref={openerRef} type="button" className="btn btn-danger-outline" onClick={open}>Cancel subscription</button>;
   }
   return (
     <div className="confirm" role="group" aria-label="Confirm cancelling the subscription"

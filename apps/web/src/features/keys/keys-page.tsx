@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { formatDate, formatNumber } from "../../lib/format";
+import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey } from "./api";
 import { KeyReveal } from "./key-reveal";
@@ -51,21 +52,7 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
 function RevokeButton({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: (name: string) => void }) {
   const revoke = useRevokeKey();
   const guard = useSubmitGuard();
-  const [confirming, setConfirming] = useState(false);
-  const revokeButton = useRef<HTMLButtonElement>(null);
-  const cancelled = useRef(false);
-  // A cancelled confirmation hands focus back to the Revoke button it replaced, not to the page body.
-  useEffect(() => {
-    if (!confirming && cancelled.current) {
-      cancelled.current = false;
-      revokeButton.current?.focus();
-    }
-  }, [confirming]);
-
-  function cancel() {
-    cancelled.current = true;
-    setConfirming(false);
-  }
+  const { confirming, openerRef, open, dismiss: cancel } = useConfirmStep();
 
   function onKeyDown(event: KeyboardEvent) {
     if (event.key === "Escape" && !revoke.isPending) cancel();
@@ -73,7 +60,7 @@ function RevokeButton({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: (name:
 
   if (!confirming) {
     return (
-      <button ref={revokeButton} type="button" className="btn btn-small btn-danger-outline" onClick={() => setConfirming(true)} aria-label={`Revoke key ${apiKey.name}`}>
+      <button ref={openerRef} type="button" className="btn btn-small btn-danger-outline" onClick={open} aria-label={`Revoke key ${apiKey.name}`}>
         Revoke
       </button>
     );
