@@ -460,6 +460,45 @@ describe("limits, idempotency and the usage API", () => {
     expect(fakes.speech.requests.filter((r) => r.path.startsWith("/v1/speech-to-speech/"))).toHaveLength(1);
   }, 30_000);
 
+  it("Idempotency-Key on a stream: a completed stream is replayed event for event without a second charge; a cut one runs again", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.clear();
+    const streamed = chat("stream once", { stream: true, stream_options: { include_usage: true } });
+    const headers = { "idempotency-key": "stream-1" };
+    const first = await postJson(server, "/v1/chat/completions", user.key, streamed, headers);
+    expect(first.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const events = await first.text();
+    expect(events.endsWith("data: [DONE]\n\n")).toBe(true);
+    const after = await balanceMicros(server, user.userId);
+    expect(after).toBeLessThan(1_000_000);
+    // a retry as soon as the stream ended (the SDKs retry at once) replays it: the closing event waited for the record
+    const again = await postJson(server, "/v1/chat/completions", user.key, streamed, headers);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(events);
+    expect(await balanceMicros(server, user.userId)).toBe(after);
+    expect(fakes.textA.requests).toHaveLength(1);
+    // the same key on the same messages without `stream` is another request
+    const unstreamed = await postJson(server, "/v1/chat/completions", user.key, chat("stream once"), headers);
+    expect(unstreamed.status).toBe(409);
+    expect(unstreamed.headers.get("x-should-retry")).toBe("false");
+
+    // a stream cut after output began is charged for what it produced, and not stored: the retry streams again
+    fakes.textA.failNext(1, { kind: "truncate" });
+    const cut = await postJson(server, "/v1/chat/completions", user.key, streamed, { "idempotency-key": "stream-2" });
+    expect(await cut.text()).not.toContain("[DONE]");
+    const afterCut = await balanceMicros(server, user.userId);
+    expect(afterCut).toBeLessThan(after);
+    const retried = await postJson(server, "/v1/chat/completions", user.key, streamed, { "idempotency-key": "stream-2" });
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect((await retried.text()).endsWith("data: [DONE]\n\n")).toBe(true);
+    // charged like the first, complete stream (the same prompt and answer)
+    expect(afterCut - (await balanceMicros(server, user.userId))).toBe(1_000_000 - after);
+    expect(fakes.textA.requests).toHaveLength(3);
+  });
+
   it("a failed answer frees its Idempotency-Key before it is sent: a retry right after it runs, never a 409", async () => {
     // A slow database: the key's release takes a while. The failure must not reach the client before it is done.
     const abandon = IdempotencyStore.prototype.abandon;
@@ -489,7 +528,7 @@ describe("limits, idempotency and the usage API", () => {
     const stored = async () => (await server.db.connection.collection<{ _id: string }>("gateway_idempotency")
       .find({ _id: { $in: ["done", "pending", "fresh"].map((k) => `${prefix}:${k}`) } }).toArray()).map((d) => d._id.slice(prefix.length + 1)).sort();
     await store.begin(`${prefix}:done`, "f1");
-    await store.complete(`${prefix}:done`, { status: 200, body: { ok: true }, headers: {} });
+    await store.complete(`${prefix}:done`, { format: "json", status: 200, body: { ok: true }, headers: {} });
     await store.begin(`${prefix}:pending`, "f2");
     server.clock.advance(30_000);
     await store.begin(`${prefix}:fresh`, "f3");

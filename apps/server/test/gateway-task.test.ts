@@ -125,7 +125,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.headers.get("x-request-cost")).toBe("0.100000");
   });
 
-  it("Idempotency-Key: a `stream` flag a model ignores (image, speech, imageB.1) does not skip it: replayed, charged once; a text stream still streams", async () => {
+  it("Idempotency-Key: a `stream` flag a model ignores (image, speech, imageB.1) leaves a JSON answer, replayed; a text stream is replayed as a stream; each charged once", async () => {
     const key = { "idempotency-key": `ignored-stream-${Date.now()}` };
     const calls = [
       { path: "/api/v1/task", body: { model: "imageB-1-dev", prompt: "a lighthouse at dusk", stream: true }, upstream: () => fakes.imageB.requests.filter((r) => r.method === "POST").length },
@@ -145,13 +145,21 @@ describe("task and image endpoints: every modality, exact charges", () => {
       expect(again.cost).toBe(0);
       expect(call.upstream()).toBe(1);
     }
-    // a text model's stream is not one storable answer: each request streams
+    // a text model's stream is stored as its events: the repeat replays them, charged once
     const text = { model: "textA-4", messages: [{ role: "user", content: "a b" }], stream: true, max_tokens: 10 };
-    for (let i = 0; i < 2; i++) {
-      const res = await postJson(server, "/api/v1/task", user.key, text, key);
-      expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
-      expect((await res.text()).trim().endsWith("data: [DONE]")).toBe(true);
-    }
+    fakes.clearAll();
+    const before = await balanceMicros(server, user.userId);
+    const streamed = await postJson(server, "/api/v1/task", user.key, text, key);
+    expect(streamed.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = await streamed.text();
+    const after = await balanceMicros(server, user.userId);
+    expect(after).toBeLessThan(before);
+    const replayed = await postJson(server, "/api/v1/task", user.key, text, key);
+    expect(replayed.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replayed.text()).toBe(events);
+    expect(await balanceMicros(server, user.userId)).toBe(after);
+    expect(fakes.textA.requests).toHaveLength(1);
   });
 
   it("image task above 1024x1024 costs the high-resolution price", async () => {

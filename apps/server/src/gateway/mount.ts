@@ -67,18 +67,18 @@ export async function mountGateway(
   const json = jsonBody(ctx.config.jsonBodyLimitBytes);
   // Only chat-protocol answers stream: on the task endpoint a text model's, elsewhere never (completions refuses it).
   const once = idempotency(idempotencyStore, ctx.logger);
-  const onceUnlessStreamed = idempotency(idempotencyStore, ctx.logger, asksForStream);
+  const onceOrStreamed = idempotency(idempotencyStore, ctx.logger, asksForStream);
   const textModels = new Set(ctx.config.models.filter((m) => m.type === "text").map((m) => m.id));
-  const onceUnlessTaskStreamed = idempotency(idempotencyStore, ctx.logger, (req) => {
+  const onceOrTaskStreamed = idempotency(idempotencyStore, ctx.logger, (req) => {
     const model = (req.body as { model?: unknown } | undefined)?.model;
     return asksForStream(req) && typeof model === "string" && textModels.has(model);
   });
 
   const routes: Array<[method: "GET" | "POST", path: string, handlers: RequestHandler[]]> = [
-    ["POST", "/api/v1/task", [...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes), onceUnlessTaskStreamed, task(deps)]],
+    ["POST", "/api/v1/task", [...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes), onceOrTaskStreamed, task(deps)]],
     ["POST", "/api/v1/imageA/generate", [...limited, ...json, once, imageAGenerate(deps)]],
     ["POST", "/api/v1/imageB.1", [...limited, ...json, once, imageBGenerate(deps)]],
-    ["POST", "/v1/chat/completions", [...limited, ...json, onceUnlessStreamed, chatCompletions(deps)]],
+    ["POST", "/v1/chat/completions", [...limited, ...json, onceOrStreamed, chatCompletions(deps)]],
     ["POST", "/v1/completions", [deprecated, ...limited, ...json, once, completions(deps)]],
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],

@@ -15,24 +15,36 @@ export interface StreamFormat {
   includeUsage: boolean;
 }
 
+/** The event that closes an OpenAI-style stream, as written. */
+export const DONE_EVENT = "data: [DONE]\n\n";
+
+/** The status and headers of an event stream (a replayed one too). */
+export function setEventStreamHeaders(res: Response, headers: Record<string, string>): void {
+  res.status(200);
+  res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+  res.setHeader("Cache-Control", "no-cache, no-transform");
+  res.setHeader("Connection", "keep-alive");
+  res.setHeader("X-Accel-Buffering", "no");
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+}
+
 /** Writes OpenAI-style server-sent events. */
 class SseWriter {
 
   constructor(private readonly res: Response, private readonly format: StreamFormat, private readonly model: string) {}
 
   open(headers: Record<string, string>): void {
-    this.res.status(200);
-    this.res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-    this.res.setHeader("Cache-Control", "no-cache, no-transform");
-    this.res.setHeader("Connection", "keep-alive");
-    this.res.setHeader("X-Accel-Buffering", "no");
-    for (const [k, v] of Object.entries(headers)) this.res.setHeader(k, v);
+    setEventStreamHeaders(this.res, headers);
     this.res.flushHeaders();
   }
 
   private write(payload: string): void {
+    this.writeEvent(`data: ${payload}\n\n`);
+  }
+
+  private writeEvent(event: string): void {
     if (this.res.destroyed || this.res.writableEnded) return;
-    this.res.write(`data: ${payload}\n\n`);
+    this.res.write(event);
   }
 
   /** The client is not reading as fast as the upstream writes: what was written waits in the gateway's memory. */
@@ -86,7 +98,7 @@ class SseWriter {
   }
 
   done(): void {
-    this.write("[DONE]");
+    this.writeEvent(DONE_EVENT);
     if (!this.res.writableEnded) this.res.end();
   }
 

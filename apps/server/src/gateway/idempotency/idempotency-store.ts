@@ -11,6 +11,8 @@ interface IdempotencyDoc {
   /** how many more parts of the answer are stored in gateway_idempotency_parts */
   parts?: number;
   headers?: Record<string, string>;
+  /** `sse`: the answer was an event stream, `body` its text */
+  format?: "sse";
   createdAt: Date;
 }
 
@@ -22,6 +24,7 @@ const schema = new Schema<IdempotencyDoc>({
   body: { type: String },
   parts: { type: Number },
   headers: { type: Schema.Types.Mixed },
+  format: { type: String },
   createdAt: { type: Date, required: true },
 }, { versionKey: false, collection: "gateway_idempotency" });
 
@@ -59,11 +62,10 @@ function splitParts(text: string): string[] {
   return parts;
 }
 
-export interface StoredAnswer {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
+export type StoredAnswer =
+  | { format: "json"; status: number; body: unknown; headers: Record<string, string> }
+  /** a streamed answer: the server-sent events as written, `[DONE]` included */
+  | { format: "sse"; status: number; body: string; headers: Record<string, string> };
 
 export type BeginResult =
   | { kind: "acquired" }
@@ -118,7 +120,8 @@ export class IdempotencyStore {
         await this.model.deleteOne({ _id: id, createdAt: doc.createdAt });
         continue;
       }
-      return { kind: "replay", answer: { status: doc.status, body: JSON.parse(body) as unknown, headers: doc.headers ?? {} } };
+      const answer = { status: doc.status, headers: doc.headers ?? {} };
+      return { kind: "replay", answer: doc.format === "sse" ? { ...answer, format: "sse", body: JSON.parse(body) as string } : { ...answer, format: "json", body: JSON.parse(body) as unknown } };
     }
     return { kind: "in_flight" };
   }
@@ -133,7 +136,10 @@ export class IdempotencyStore {
     }
     const rest = chunks.length - 1;
     await this.model.updateOne({ _id: id }, {
-      $set: { state: "done", status: answer.status, body: chunks[0], headers: answer.headers, ...(rest > 0 ? { parts: rest } : {}) },
+      $set: {
+        state: "done", status: answer.status, body: chunks[0], headers: answer.headers,
+        ...(rest > 0 ? { parts: rest } : {}), ...(answer.format === "sse" ? { format: "sse" } : {}),
+      },
     });
   }
 

@@ -3,7 +3,8 @@ import type { Request, RequestHandler, Response } from "express";
 import { AppError } from "@gw/shared";
 import type { Logger } from "pino";
 import { principalOf } from "../http/auth";
-import type { IdempotencyStore } from "./idempotency-store";
+import { DONE_EVENT, setEventStreamHeaders } from "../handlers/stream";
+import type { IdempotencyStore, StoredAnswer } from "./idempotency-store";
 
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 /** Headers replayed with a stored answer. */
@@ -32,7 +33,7 @@ export function asksForStream(req: Request): boolean {
   return stream === true || stream === "true";
 }
 
-/** Which requests a route answers with a stream; those are not covered. */
+/** Which requests a route answers with an event stream. */
 export type StreamedRequest = (req: Request) => boolean;
 
 function keptHeaders(res: Response): Record<string, string> {
@@ -44,16 +45,59 @@ function keptHeaders(res: Response): Record<string, string> {
   return out;
 }
 
+function replay(res: Response, answer: StoredAnswer): void {
+  res.setHeader("Idempotent-Replayed", "true");
+  if (answer.format === "sse") {
+    setEventStreamHeaders(res, answer.headers);
+    res.end(answer.body);
+    return;
+  }
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.status(answer.status).json(answer.body);
+}
+
 /**
- * `Idempotency-Key` on POSTs: the first successful JSON answer is stored per (user, key) and replayed for repeats
- * without running (or charging) the request again; a duplicate while the first is in flight gets 409.
- * Streamed requests are not covered (their answer is not one storable body); `streamed` says which those are, so a
- * `stream` flag a route ignores (an image or speech task's) does not make a request skip the check and be charged twice.
+ * Records the events a streamed answer writes. A stream that ended with `[DONE]` is complete and handed to `store`;
+ * that closing event is held back until the answer is stored, so a client that retries as soon as its stream ended
+ * gets the replay. Any other end (an error event after output began, a client gone) goes to `abandon` first.
+ */
+function recordStream(res: Response, store: (events: string) => Promise<void>, abandon: () => Promise<void>): void {
+  const events: string[] = [];
+  let complete = false;
+  const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (chunk === DONE_EVENT) {
+      complete = true;
+      return true;
+    }
+    if (typeof chunk === "string") events.push(chunk);
+    return write(chunk, ...rest);
+  }) as Response["write"];
+  res.end = ((...args: unknown[]) => {
+    if (complete && res.statusCode === 200 && !res.destroyed) {
+      events.push(DONE_EVENT);
+      void store(events.join("")).finally(() => {
+        write(DONE_EVENT);
+        end(...args);
+      });
+    } else {
+      void abandon().finally(() => end(...args));
+    }
+    return res;
+  }) as Response["end"];
+}
+
+/**
+ * `Idempotency-Key` on POSTs: the first successful answer is stored per (user, key) and replayed for repeats without
+ * running (or charging) the request again; a duplicate while the first is in flight gets 409. `streamed` says which
+ * requests a route answers with an event stream: a stream that completed is stored as its events and replayed as
+ * one; a `stream` flag a route ignores (an image or speech task's) leaves a request a JSON one.
  */
 export function idempotency(store: IdempotencyStore, logger: Logger, streamed: StreamedRequest = () => false): RequestHandler {
   return async (req, res, next) => {
     const key = req.get("idempotency-key");
-    if (key === undefined || streamed(req)) return next();
+    if (key === undefined) return next();
     if (!VALID_KEY.test(key)) throw new AppError("invalid_parameter", "Invalid parameter 'Idempotency-Key': 1-255 visible ASCII characters.");
     const id = `${principalOf(res).userId}:${key}`;
     const begun = await store.begin(id, fingerprint(req, res));
@@ -64,9 +108,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
       throw new AppError("conflict", "This Idempotency-Key was already used with a different request.", { headers: { "x-should-retry": "false" } });
     }
     if (begun.kind === "replay") {
-      for (const [name, value] of Object.entries(begun.answer.headers)) res.setHeader(name, value);
-      res.setHeader("Idempotent-Replayed", "true");
-      res.status(begun.answer.status).json(begun.answer.body);
+      replay(res, begun.answer);
       return;
     }
     let settled = false;
@@ -74,6 +116,10 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
       if (settled) return;
       settled = true;
       await store.abandon(id).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency abandon failed"));
+    };
+    const complete = async (answer: StoredAnswer): Promise<void> => {
+      settled = true;
+      await store.complete(id, answer).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency store failed"));
     };
     const send = res.json.bind(res);
     // The answer is stored before it is sent, so a client retrying right after it arrives gets the replay; a failure
@@ -84,12 +130,10 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
         void abandon().finally(() => send(body));
         return res;
       }
-      settled = true;
-      store.complete(id, { status: res.statusCode, body, headers: keptHeaders(res) })
-        .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency store failed"))
-        .finally(() => send(body));
+      void complete({ format: "json", status: res.statusCode, body, headers: keptHeaders(res) }).finally(() => send(body));
       return res;
     };
+    if (streamed(req)) recordStream(res, (events) => complete({ format: "sse", status: 200, body: events, headers: keptHeaders(res) }), abandon);
     res.once("close", () => void abandon());
     next();
   };
