@@ -46,6 +46,20 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     expect(res.body).toEqual({ error: { message: expect.any(String), type: "authentication_error", code: "session_expired" } });
   });
 
+  it("the dashboard's auth.session answers 200 with the user, or null and why (no 401 for a signed-out page)", async () => {
+    const session = async (cookie?: string) => {
+      const res = await fetch(`${server.url}/api/trpc/auth.session`, { headers: cookie ? { cookie } : {} });
+      return { status: res.status, body: (await res.json()) as { result: { data: unknown } } };
+    };
+    expect(await session()).toEqual({ status: 200, body: { result: { data: { user: null, ended: "unauthorized" } } } });
+    const { email, cookie } = await freshLogin();
+    const signedIn = await session(cookie);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.result.data).toEqual({ user: { id: expect.any(String), email, name: expect.any(String), created_at: expect.any(String), email_verified: false }, ended: null });
+    server.clock.advance(7 * DAY + MIN);
+    expect(await session(cookie)).toEqual({ status: 200, body: { result: { data: { user: null, ended: "session_expired" } } } });
+  });
+
   it("logout with an expired or revoked session still clears the cookie (401 as before)", async () => {
     const cleared = (headers: Headers) => headers.getSetCookie().find((c) => c.startsWith("gw_session="));
     const expired = await freshLogin();

@@ -54,6 +54,36 @@ describe("dashboard robustness in a real browser", () => {
     return calls;
   }
 
+  /** Console errors and uncaught exceptions of a page (a failed request is logged as a console error too). */
+  function recordErrors(p: Page): string[] {
+    const errors: string[] = [];
+    p.on("console", (msg) => { if (msg.type() === "error") errors.push(`${p.url()}: ${msg.text()}`); });
+    p.on("pageerror", (err) => errors.push(`${p.url()}: ${err.message}`));
+    return errors;
+  }
+
+  it("logs no console error on any page, signed out or signed in", async () => {
+    context = await browser.newContext();
+    page = await context.newPage();
+    const signedOut = recordErrors(page);
+    for (const path of ["/login", "/signup", "/forgot-password", "/status", "/dashboard"]) {
+      await page.goto(url(path));
+      await page.waitForLoadState("networkidle");
+    }
+    // /dashboard sent the signed-out visitor to the login page
+    expect(new URL(page.url()).pathname).toBe("/login");
+    expect(signedOut).toEqual([]);
+    await context.close();
+
+    const { page: signedInPage } = await signedIn();
+    const errors = recordErrors(signedInPage);
+    for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/billing", "/dashboard/playground", "/settings", "/status"]) {
+      await signedInPage.goto(url(path));
+      await signedInPage.waitForLoadState("networkidle");
+    }
+    expect(errors).toEqual([]);
+  });
+
   it("creates one key, revokes once and opens one checkout when the button is double-clicked", async () => {
     const { page } = await signedIn();
     await page.goto(url("/dashboard/keys"));

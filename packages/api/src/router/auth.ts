@@ -1,6 +1,7 @@
 import type { Response } from "express";
 import { z } from "zod";
 import { toPublicUser, type User } from "@gw/auth";
+import { AppError } from "@gw/shared";
 import type { RateLimitState } from "../app-context";
 import { displayName } from "../display-name";
 import { clientIp, createTRPCRouter, logoutProcedure, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
@@ -79,6 +80,26 @@ export const authRouter = createTRPCRouter({
     .input(z.void())
     .output(z.object({ user: userWithVerification }))
     .query(async ({ ctx }) => ({ user: withVerification(await ctx.app.auth.accounts.getUser(ctx.principal.userId)) })),
+
+  /**
+   * The dashboard's "who is signed in": the user, or null and why (`unauthorized`: no valid session; `session_expired`).
+   * Same answer as `me`, but a signed-out page gets a 200, not a 401 the browser logs as a failed request.
+   */
+  session: publicProcedure
+    .use(rateLimit("authMe", "ip"))
+    .input(z.void())
+    .output(z.object({ user: userWithVerification.nullable(), ended: z.enum(["unauthorized", "session_expired"]).nullable() }))
+    .query(async ({ ctx }) => {
+      let principal;
+      try {
+        principal = await ctx.app.sessions.fromRequest(ctx.req);
+      } catch (err) {
+        if (err instanceof AppError && (err.code === "unauthorized" || err.code === "session_expired")) return { user: null, ended: err.code };
+        throw err;
+      }
+      if (!principal) return { user: null, ended: "unauthorized" as const };
+      return { user: withVerification(await ctx.app.auth.accounts.getUser(principal.userId)), ended: null };
+    }),
 
   updateMe: sessionProcedure
     .meta({ openapi: { method: "PATCH", path: "/auth/me", tags: TAGS, summary: "Change the display name" } })

@@ -12,14 +12,19 @@ export const meKey = ["auth", "me"] as const;
 // Auth screens handle their own 401s (wrong password, no session yet): they must not bounce to /login.
 const quiet = { meta: { ignoreSessionLoss: true } };
 
-/** The signed-in user, or null when there is no valid session (401 is an answer here, not an error). */
+/**
+ * The signed-in user, or null when there is no valid session. Asked through `auth.session`, which answers "nobody"
+ * with a 200, so a signed-out page logs no failed request; a 401 from elsewhere still counts as a lost session.
+ */
 export function useMe() {
   const client = trpc.useUtils().client;
   return useQuery({
     queryKey: meKey,
     queryFn: async (): Promise<User | null> => {
       try {
-        return (await client.auth.me.query()).user;
+        const { user, ended } = await client.auth.session.query();
+        if (!user) recordSessionLoss(ended);
+        return user;
       } catch (err) {
         const code = sessionLossCode(err);
         if (!code) throw normalizeError(err);
