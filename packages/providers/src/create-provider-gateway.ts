@@ -61,6 +61,10 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
       if (req.model.protocol === "openai") return openai.completion(req);
       return chatAsCompletion(await pick(text, req.model, "completions").chat(completionAsChat(req)));
     },
+    async *completionStream(req): AsyncGenerator<ChatStreamEvent> {
+      if (req.model.protocol === "openai") yield* openai.completionStream(req);
+      else yield* pick(text, req.model, "completions").chatStream(completionAsChat(req));
+    },
     embeddings: async (req) => {
       if (req.model.protocol !== "openai") throw wrongKind(req.model, "embeddings");
       return openai.embeddings(req);

@@ -195,6 +195,8 @@ export interface ProviderGateway {
   /** Throws the model's protocol's 400s for this request (fields it has no form for) without calling upstream. */
   checkChat(req: ChatRequest): void;
   completion(req: CompletionRequest): Promise<CompletionResult>;
+  /** A completion streamed, as text deltas (Messages models: the chat stream of completionAsChat); errors as chatStream's. */
+  completionStream(req: CompletionRequest): AsyncIterable<ChatStreamEvent>;
   embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
   generateImage(req: ImageRequest): Promise<ImageResult>;
   /** Throws 400 invalid_parameter for an unknown voice name (cached voices list), before anything is held or sent. */

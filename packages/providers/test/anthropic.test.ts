@@ -105,6 +105,14 @@ describe("anthropic messages", () => {
     expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ stream: true });
   });
 
+  it("streams a completion as the chat stream of the prompt as one user message", async () => {
+    const events = await collect(h.gateway.completionStream({ model: h.model("textB-2"), prompt: "one two three", maxTokens: 10, signal: noAbort() }));
+    const expected = fakeChatReply([{ role: "user", content: "one two three" }], 10);
+    expect(events.filter((e) => e.type === "delta").map((e) => (e as { content: string }).content).join("")).toBe(expected.content);
+    expect(events.at(-1)).toEqual({ type: "done", finishReason: "stop", usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens } });
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ stream: true, max_tokens: 10, messages: [{ role: "user", content: "one two three" }] });
+  });
+
   it("fails a truncated stream, keeping the upstream prompt count", async () => {
     h.fakes.textB.failNext(1, { kind: "truncate" });
     const received: ChatStreamEvent[] = [];

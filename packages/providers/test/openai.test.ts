@@ -186,6 +186,30 @@ describe("completions and embeddings", () => {
     expect(h.fakes.textA.lastRequest()?.path).toBe("/v1/completions");
   });
 
+  it("streams a completion from the upstream's legacy completions stream, with its usage", async () => {
+    const events = await collect(h.gateway.completionStream({ model: h.model("text-davinci-003"), prompt: "say this now", maxTokens: 10, passthrough: { stream: false }, signal: noAbort() }));
+    const expected = fakeCompletion("say this now", 10);
+    expect(events).toEqual([
+      ...expected.pieces.map((content) => ({ type: "delta", content })),
+      { type: "done", finishReason: "stop", usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens } },
+    ]);
+    const sent = h.fakes.textA.lastRequest();
+    expect(sent?.path).toBe("/v1/completions");
+    expect(sent?.json).toEqual({ model: "text-davinci-003", prompt: "say this now", max_tokens: 10, stream: true, stream_options: { include_usage: true } });
+  });
+
+  it("fails a truncated completion stream with the usage produced so far", async () => {
+    h.fakes.textA.failNext(1, { kind: "truncate" });
+    const received: ChatStreamEvent[] = [];
+    const err = await caught(async () => {
+      for await (const e of h.gateway.completionStream({ model: h.model("text-davinci-003"), prompt: "one two three four five six", signal: noAbort() })) received.push(e);
+    });
+    expect(err).toBeInstanceOf(StreamInterruptedError);
+    const produced = received.map((e) => (e.type === "delta" ? e.content : "")).join("");
+    expect(produced.length).toBeGreaterThan(0);
+    expect((err as unknown as StreamInterruptedError).usage).toEqual({ promptTokens: countTokens("one two three four five six"), completionTokens: countTokens(produced) });
+  });
+
   it("embeds several inputs in order, decoding base64 from upstream", async () => {
     const result = await h.gateway.embeddings({ model: h.model("text-embedding-ada-002"), input: ["one two", "three"], signal: noAbort() });
     expect(result).toEqual({ vectors: [fakeEmbedding("one two"), fakeEmbedding("three")], usage: { promptTokens: 3 } });

@@ -1,13 +1,15 @@
 // OpenAI-protocol adapter: wires the pure transforms to the shared upstream client.
+import type { CancelSignal } from "@gw/shared";
 import type { EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
+import type { SseEvent } from "../http/sse";
 import type { UpstreamClient } from "../http/upstream-client";
-import { chatOutputText, foldTextStream } from "../text-stream";
+import { chatOutputText, foldTextStream, type StreamPiece } from "../text-stream";
 import { countMessageTokens, countTokens } from "../tokens";
 import type { ChatRequest, ChatResult, ChatStreamEvent, CompletionRequest, CompletionResult, EmbeddingRequest, EmbeddingResult } from "../types";
 import {
   buildChatRequest, buildCompletionRequest, buildEmbeddingsRequest, parseChatResponse, parseChatStreamEvent,
-  parseCompletionResponse, parseEmbeddingsResponse, parseError, streamFailure,
+  parseCompletionResponse, parseCompletionStreamEvent, parseEmbeddingsResponse, parseError, streamFailure, type BuiltRequest,
 } from "./transform";
 
 export interface TextAdapter {
@@ -19,10 +21,16 @@ export interface TextAdapter {
 
 export interface OpenAiAdapter extends TextAdapter {
   completion(req: CompletionRequest): Promise<CompletionResult>;
+  completionStream(req: CompletionRequest): AsyncIterable<ChatStreamEvent>;
   embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
 }
 
 export function createOpenAiAdapter(client: UpstreamClient, endpointFor: EndpointResolver): OpenAiAdapter {
+  const stream = (built: BuiltRequest, signal: CancelSignal, parseStreamEvent: (event: SseEvent) => StreamPiece[], countPrompt: () => number) => foldTextStream({
+    events: (replayable) => client.events({ ...built, signal, parseError, replayable, eventFailure: streamFailure }),
+    parseStreamEvent,
+    countPrompt,
+  });
   return {
     async chat(req) {
       const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, false);
@@ -39,11 +47,7 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
 
     chatStream(req) {
       const built = buildChatRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
-      return foldTextStream({
-        events: (replayable) => client.events({ ...built, signal: req.signal, parseError, replayable, eventFailure: streamFailure }),
-        parseStreamEvent: parseChatStreamEvent,
-        countPrompt: () => countMessageTokens(req.messages),
-      });
+      return stream(built, req.signal, parseChatStreamEvent, () => countMessageTokens(req.messages));
     },
 
     async completion(req) {
@@ -56,6 +60,11 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
           completionTokens: result.usage.completionTokens ?? countTokens(result.text),
         },
       };
+    },
+
+    completionStream(req) {
+      const built = buildCompletionRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
+      return stream(built, req.signal, parseCompletionStreamEvent, () => countTokens(req.prompt));
     },
 
     async embeddings(req) {

@@ -30,6 +30,11 @@ export const completionResponseSchema = z.compile(z.looseObject({
   usage,
 }));
 
+export const completionChunkSchema = z.compile(z.looseObject({
+  choices: z.array(z.looseObject({ text: z.string().nullish(), finish_reason: z.string().nullish(), logprobs: z.unknown().optional() })).optional(),
+  usage,
+}));
+
 export const embeddingsResponseSchema = z.compile(z.looseObject({
   data: z.array(z.looseObject({
     index: z.number().int().nonnegative(),

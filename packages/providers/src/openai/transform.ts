@@ -7,7 +7,7 @@ import { StreamFailure } from "../http/upstream-client";
 import type { StreamPiece } from "../text-stream";
 import type { ChatMessage, ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
-import { chatChunkSchema, chatResponseSchema, completionResponseSchema, embeddingsResponseSchema, errorMessage } from "./schemas";
+import { chatChunkSchema, chatResponseSchema, completionChunkSchema, completionResponseSchema, embeddingsResponseSchema, errorMessage } from "./schemas";
 
 export interface BuiltRequest {
   url: string;
@@ -27,22 +27,26 @@ function withPassthrough(passthrough: Record<string, unknown> | undefined, own: 
   return body;
 }
 
+/** The stream mode is ours too; a stream always asks for usage, so billing need not run the tokenizer over the answer. */
+function withStreamMode(body: Record<string, unknown>, stream: boolean): Record<string, unknown> {
+  if (stream) {
+    body.stream = true;
+    body.stream_options = { ...(body.stream_options as Record<string, unknown> | undefined), include_usage: true };
+  } else {
+    delete body.stream;
+    delete body.stream_options;
+  }
+  return body;
+}
+
 export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req: ChatRequest, stream: boolean): BuiltRequest {
-  const streamOptions = stream
-    // always ask for usage so billing need not run the tokenizer over the answer
-    ? { ...(req.passthrough?.stream_options as Record<string, unknown> | undefined), include_usage: true }
-    : undefined;
   const body = withPassthrough(req.passthrough, {
     model: upstreamModel,
     messages: req.wireMessages ?? req.messages.map(toWireMessage),
     [req.maxTokensField ?? "max_tokens"]: req.maxTokens,
     temperature: req.temperature,
-    stream: stream ? true : undefined,
-    stream_options: streamOptions,
   });
-  if (!stream) delete body.stream_options;
-  if (!stream) delete body.stream;
-  return { url: `${endpoint.baseUrl}/v1/chat/completions`, headers: headers(endpoint), body: JSON.stringify(body) };
+  return { url: `${endpoint.baseUrl}/v1/chat/completions`, headers: headers(endpoint), body: JSON.stringify(withStreamMode(body, stream)) };
 }
 
 /** A message the gateway built (task endpoint) in OpenAI's shape. */
@@ -130,8 +134,9 @@ export function streamFailure(event: SseEvent): StreamFailure | undefined {
   return new StreamFailure(status, upstreamStatusError(status, typeof message === "string" ? message : undefined));
 }
 
-export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
-  if (event.data === "[DONE]") return [{ kind: "end" }];
+/** A stream event's JSON, or undefined for the end marker ([DONE]). */
+function streamEventJson(event: SseEvent): unknown {
+  if (event.data === "[DONE]") return undefined;
   let json: unknown;
   try {
     json = JSON.parse(event.data);
@@ -141,6 +146,17 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   // some servers report a failure mid-stream as a data event carrying an error object
   const message = errorMessage(json);
   if (message !== undefined) throw upstreamStatusError(502, typeof message === "string" ? message : undefined);
+  return json;
+}
+
+function usagePieces(pieces: StreamPiece[], usage: { prompt_tokens: number; completion_tokens?: number } & Record<string, unknown> | null | undefined): StreamPiece[] {
+  if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, details: usageDetailsOf(usage) });
+  return pieces;
+}
+
+export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
+  const json = streamEventJson(event);
+  if (json === undefined) return [{ kind: "end" }];
   const parsed = chatChunkSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("stream");
   const pieces: StreamPiece[] = [];
@@ -155,20 +171,33 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
     pieces.push({ kind: "delta", content, ...(extra ? { delta: { ...rest, content: delta?.content ?? null } } : {}), ...(logprobs !== undefined ? { logprobs } : {}) });
   } else if (content) pieces.push({ kind: "delta", content });
   if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
-  const usage = parsed.data.usage;
-  if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, details: usageDetailsOf(usage) });
-  return pieces;
+  return usagePieces(pieces, parsed.data.usage);
 }
 
-export function buildCompletionRequest(endpoint: Endpoint, upstreamModel: string, req: CompletionRequest): BuiltRequest {
+/** A legacy completions chunk: `choices[0].text`, its logprobs (passed on as they came) and finish reason, the usage chunk. */
+export function parseCompletionStreamEvent(event: SseEvent): StreamPiece[] {
+  const json = streamEventJson(event);
+  if (json === undefined) return [{ kind: "end" }];
+  const parsed = completionChunkSchema.safeParse(json);
+  if (!parsed.success) throw wrongShape("stream");
+  const pieces: StreamPiece[] = [];
+  const choice = parsed.data.choices?.[0];
+  const text = choice?.text ?? "";
+  const logprobs = choice?.logprobs ?? undefined;
+  if (logprobs !== undefined) pieces.push({ kind: "delta", content: text, logprobs });
+  else if (text) pieces.push({ kind: "delta", content: text });
+  if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
+  return usagePieces(pieces, parsed.data.usage);
+}
+
+export function buildCompletionRequest(endpoint: Endpoint, upstreamModel: string, req: CompletionRequest, stream = false): BuiltRequest {
   const body = withPassthrough(req.passthrough, {
     model: upstreamModel,
     prompt: req.prompt,
     max_tokens: req.maxTokens,
     temperature: req.temperature,
   });
-  delete body.stream;
-  return { url: `${endpoint.baseUrl}/v1/completions`, headers: headers(endpoint), body: JSON.stringify(body) };
+  return { url: `${endpoint.baseUrl}/v1/completions`, headers: headers(endpoint), body: JSON.stringify(withStreamMode(body, stream)) };
 }
 
 export function parseCompletionResponse(json: unknown): Omit<CompletionResult, "usage"> & { usage: PartialUsage } {

@@ -1,4 +1,4 @@
-// A fake OpenAI-compatible upstream: chat completions (with SSE), completions, embeddings, images, models.
+// A fake OpenAI-compatible upstream: chat completions (with SSE), completions (with SSE), embeddings, images, models.
 import { randomUUID } from "node:crypto";
 import {
   encodeFloat32Base64, fakeChatReply, fakeCompletion, fakeEmbedding, fakeToolCall, wordCount, TINY_PNG, type FakeMessage, type FakeReply,
@@ -188,16 +188,29 @@ export class FakeOpenAi extends FakeServer {
     if (!res.destroyed) res.end(`${chunk([{ index: 0, delta: {}, finish_reason: "length" }])}data: [DONE]\n\n`);
   }
 
-  private completion(ctx: HandlerContext, body: ChatBody): boolean {
+  private async completion(ctx: HandlerContext, body: ChatBody): Promise<boolean> {
     if (typeof body.prompt !== "string") return this.badRequest(ctx, "prompt must be a string");
     const reply = fakeCompletion(body.prompt, typeof body.max_tokens === "number" ? body.max_tokens : undefined);
     // like OpenAI, best_of candidates are all generated and billed; one is returned
     if (typeof body.best_of === "number") reply.completionTokens *= body.best_of;
-    sendBody(ctx, "application/json", JSON.stringify({
-      id: `cmpl-${randomUUID()}`, object: "text_completion", created: Math.floor(Date.now() / 1000), model: String(body.model),
-      choices: [{ text: reply.content, index: 0, logprobs: null, finish_reason: reply.finishReason }],
-      ...(this.reportUsage ? { usage: this.usage(reply) } : {}),
-    }));
+    const head = { id: `cmpl-${randomUUID()}`, object: "text_completion", created: Math.floor(Date.now() / 1000), model: String(body.model) };
+    if (body.stream !== true) {
+      sendBody(ctx, "application/json", JSON.stringify({
+        ...head,
+        choices: [{ text: reply.content, index: 0, logprobs: null, finish_reason: reply.finishReason }],
+        ...(this.reportUsage ? { usage: this.usage(reply) } : {}),
+      }));
+      return true;
+    }
+    // OpenAI's legacy stream: one chunk per word, the finish reason on a last chunk of empty text, then usage when asked
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => `data: ${JSON.stringify({ ...head, choices, ...extra })}\n\n`;
+    const events = [
+      ...reply.pieces.map((text) => chunk([{ text, index: 0, logprobs: null, finish_reason: null }])),
+      chunk([{ text: "", index: 0, logprobs: null, finish_reason: reply.finishReason }]),
+    ];
+    if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage: this.usage(reply) }));
+    events.push("data: [DONE]\n\n");
+    await writeSse(ctx, events, () => this.pause());
     return true;
   }
 
