@@ -65,7 +65,7 @@ export async function mountGateway(
   const limitedAuth = authenticate(ctx, { onRefused: (res) => res.set(limits.unidentifiedHeaders(newAccountPlan)) });
   const limited: RequestHandler[] = [limitedAuth, enforceLimits(ctx, limits)];
   const json = jsonBody(ctx.config.jsonBodyLimitBytes);
-  // Only chat-protocol answers stream: on the task endpoint a text model's, elsewhere never (completions refuses it).
+  // Only text answers stream: chat and completions, and on the task endpoint a text model's; elsewhere never.
   const once = idempotency(idempotencyStore, ctx.logger);
   const onceOrStreamed = idempotency(idempotencyStore, ctx.logger, asksForStream);
   const textModels = new Set(ctx.config.models.filter((m) => m.type === "text").map((m) => m.id));
@@ -79,7 +79,7 @@ export async function mountGateway(
     ["POST", "/api/v1/imageA/generate", [...limited, ...json, once, imageAGenerate(deps)]],
     ["POST", "/api/v1/imageB.1", [...limited, ...json, once, imageBGenerate(deps)]],
     ["POST", "/v1/chat/completions", [...limited, ...json, onceOrStreamed, chatCompletions(deps)]],
-    ["POST", "/v1/completions", [deprecated, ...limited, ...json, once, completions(deps)]],
+    ["POST", "/v1/completions", [deprecated, ...limited, ...json, onceOrStreamed, completions(deps)]],
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],

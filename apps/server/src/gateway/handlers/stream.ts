@@ -1,14 +1,15 @@
 import type { Response } from "express";
-import { StreamInterruptedError, toolCallText, type TextUsage } from "@gw/providers";
+import type { ModelDefinition } from "@gw/config";
+import { StreamInterruptedError, toolCallText, type ChatStreamEvent, type TextUsage } from "@gw/providers";
 import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
 import { textCost } from "../money/pricing";
-import { chatRequest, completionBudget, countPromptTokens, type TextCall } from "./text";
+import { chatRequest, completionBudget, completionPromptTokens, completionRequest, countPromptTokens, type CompletionCall, type TextCall } from "./text";
 import { usageRecord, type RequestMeta } from "./request-meta";
 
 export interface StreamFormat {
-  /** `chat.completion.chunk` on /v1, `task.completion.chunk` on the task endpoint */
+  /** `chat.completion.chunk` on /v1/chat/completions, `task.completion.chunk` on the task endpoint, `text_completion` on /v1/completions */
   object: string;
   id: string;
   created: number;
@@ -27,6 +28,29 @@ export function setEventStreamHeaders(res: Response, headers: Record<string, str
   res.setHeader("X-Accel-Buffering", "no");
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
 }
+
+type TextDelta = Extract<ChatStreamEvent, { type: "delta" }>;
+
+/** How a stream's one choice is spelled in its chunks: a chat delta or a legacy completion's text. */
+interface ChoiceShape {
+  /** the choice sent with the status line, before any output (chat: the assistant's role) */
+  opening?: Record<string, unknown>;
+  output(event: TextDelta): Record<string, unknown>;
+  finish(reason: string): Record<string, unknown>;
+}
+
+const CHAT_CHOICE: ChoiceShape = {
+  opening: { index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null },
+  // tool-call fragments, refusals, logprobs: passed on as the upstream sent them
+  output: (event) => ({ index: 0, delta: event.delta ?? { content: event.content }, logprobs: event.logprobs ?? null, finish_reason: null }),
+  finish: (reason) => ({ index: 0, delta: {}, logprobs: null, finish_reason: reason }),
+};
+
+/** OpenAI's legacy completions stream: text chunks, then the finish reason on a chunk of empty text. */
+const COMPLETION_CHOICE: ChoiceShape = {
+  output: (event) => ({ text: event.content, index: 0, logprobs: event.logprobs ?? null, finish_reason: null }),
+  finish: (reason) => ({ text: "", index: 0, logprobs: null, finish_reason: reason }),
+};
 
 /** Writes OpenAI-style server-sent events. */
 class SseWriter {
@@ -73,10 +97,10 @@ class SseWriter {
     });
   }
 
-  chunk(delta: Record<string, unknown>, finishReason: string | null, logprobs: unknown = null): void {
+  chunk(choice: Record<string, unknown>): void {
     this.write(JSON.stringify({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model,
-      choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
+      choices: [choice],
       ...(this.format.includeUsage ? { usage: null } : {}),
     }));
   }
@@ -108,23 +132,56 @@ class SseWriter {
 
 }
 
+/** What one streamed text call is: its model, its prompt as counted, the worst case held, and its upstream events. */
+interface TextStream {
+  model: ModelDefinition;
+  /** the gateway's count of the prompt: what a cut stream is charged for it when the upstream reported none */
+  promptTokens: number;
+  /** held before the upstream call */
+  worstCase: TextUsage;
+  /** the upstream call, made when read (after the hold) */
+  events: () => AsyncIterable<ChatStreamEvent>;
+}
+
 /**
  * A streamed chat answer. The status line is sent with the first output (a text or tool-call delta, not the
- * upstream's role chunk or message_start), so a failure before any output is still a plain JSON error (and costs nothing). After output began, a cut stream (client gone or
- * upstream broken) is charged for the prompt (as the upstream reported it, else counted) and the text produced so
- * far, counted with the tokenizer.
+ * upstream's role chunk or message_start), so a failure before any output is still a plain JSON error (and costs nothing).
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
-  // A client may go as long without reading as the upstream may go without sending.
-  const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const promptTokens = countPromptTokens(deps, call);
   const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
   const request = chatRequest(call, meta, budget);
   deps.providers.checkChat(request);
-  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(call.model, { promptTokens, completionTokens: budget }), {
-    requestId: meta.requestId, model: call.model.id, endpoint: meta.endpoint, stream: true,
+  await streamText(deps, meta, res, {
+    model: call.model, promptTokens, worstCase: { promptTokens, completionTokens: budget }, events: () => deps.providers.chatStream(request),
+  }, CHAT_CHOICE, format);
+}
+
+/** A streamed legacy completion (`text_completion` chunks of text), held, charged and paced as a chat stream. */
+export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res: Response, call: CompletionCall, format: StreamFormat): Promise<void> {
+  const held = completionPromptTokens(deps, call.prompt);
+  const budget = completionBudget(call.model, held, call.maxTokens, "max_tokens", "prompt");
+  const request = completionRequest(call, meta);
+  await streamText(deps, meta, res, {
+    // a completions prompt has no chat framing: a cut stream pays its text alone
+    model: call.model, promptTokens: deps.providers.countTokens(call.prompt), worstCase: { promptTokens: held, completionTokens: budget },
+    events: () => deps.providers.completionStream(request),
+  }, COMPLETION_CHOICE, format);
+}
+
+/**
+ * One streamed text answer, either shape. After output began, a cut stream (client gone or upstream broken) is
+ * charged for the prompt (as the upstream reported it, else counted) and the text produced so far, counted with
+ * the tokenizer.
+ */
+async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, shape: ChoiceShape, format: StreamFormat): Promise<void> {
+  const { model } = stream;
+  // A client may go as long without reading as the upstream may go without sending.
+  const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
+  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(model, stream.worstCase), {
+    requestId: meta.requestId, model: model.id, endpoint: meta.endpoint, stream: true,
   });
-  const sse = new SseWriter(res, format, call.model.id);
+  const sse = new SseWriter(res, format, model.id);
   let started = false;
   let emitted = "";
   let final: { finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> } | undefined;
@@ -132,20 +189,14 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     if (started) return;
     started = true;
     sse.open({});
-    sse.chunk({ role: "assistant", content: "" }, null);
+    if (shape.opening) sse.chunk(shape.opening);
   };
   try {
-    for await (const event of deps.providers.chatStream(request)) {
+    for await (const event of stream.events()) {
       start();
       if (event.type === "delta") {
-        if (event.delta !== undefined || event.logprobs !== undefined) {
-          // tool-call fragments, refusals, logprobs: passed on as the upstream sent them
-          emitted += event.content + toolCallText(event.delta);
-          sse.chunk(event.delta ?? { content: event.content }, null, event.logprobs ?? null);
-        } else if (event.content.length > 0) {
-          emitted += event.content;
-          sse.chunk({ content: event.content }, null);
-        }
+        emitted += event.content + toolCallText(event.delta);
+        sse.chunk(shape.output(event));
         // Not on the usual path: only when the client reads slower than the upstream writes.
         if (sse.backedUp) await sse.drained(stalledClientMs);
       } else {
@@ -162,9 +213,9 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
     // is the upstream's own figure when it reported one before the cut (Anthropic does, first): that is what a
     // finished stream is charged too, and it counts what the gateway cannot (images).
     const reportedPrompt = err instanceof StreamInterruptedError ? err.reported.promptTokens : undefined;
-    const produced = { promptTokens: reportedPrompt ?? promptTokens, completionTokens: deps.providers.countTokens(emitted) };
-    const cost = await hold.settle(textCost(call.model, produced), usageRecord(deps, meta, {
-      model: call.model.id, type: "text", promptTokens: produced.promptTokens,
+    const produced = { promptTokens: reportedPrompt ?? stream.promptTokens, completionTokens: deps.providers.countTokens(emitted) };
+    const cost = await hold.settle(textCost(model, produced), usageRecord(deps, meta, {
+      model: model.id, type: "text", promptTokens: produced.promptTokens,
       completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
     }));
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
@@ -175,16 +226,16 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   start();
   // The usage chunk reports the charge: settled last, for the quoted cost (the writes below are synchronous, so the
   // quote still holds at the settle). Output bytes are those of the text produced, as for a non-streamed answer.
-  const used = textCost(call.model, final.usage);
+  const used = textCost(model, final.usage);
   await hold.cover(used);
   const cost = hold.quote(used);
   try {
-    sse.chunk({}, final.finishReason);
+    sse.chunk(shape.finish(final.finishReason));
     if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
     sse.done();
   } finally {
     await hold.settle(cost, usageRecord(deps, meta, {
-      model: call.model.id, type: "text", promptTokens: final.usage.promptTokens,
+      model: model.id, type: "text", promptTokens: final.usage.promptTokens,
       completionTokens: final.usage.completionTokens, outputBytes: Buffer.byteLength(emitted),
     }));
   }

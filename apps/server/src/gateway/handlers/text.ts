@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import { chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionResult } from "@gw/providers";
+import { chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
@@ -99,16 +99,27 @@ export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): P
   return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat(request), chatOutputText);
 }
 
-export function runCompletion(
-  deps: GatewayDeps,
-  meta: RequestMeta,
-  call: { model: ModelDefinition; prompt: string; maxTokens?: number; temperature?: number; bestOf?: number; passthrough?: Record<string, unknown> },
-): Promise<{ result: CompletionResult; cost: number }> {
-  const promptTokens = deps.providers.countTokens(call.prompt) + TOKENS_PER_REPLY;
+export interface CompletionCall {
+  model: ModelDefinition;
+  prompt: string;
+  maxTokens?: number;
+  temperature?: number;
+  bestOf?: number;
+  passthrough?: Record<string, unknown>;
+}
+
+/** A completions prompt as the hold sizes it: its tokens and the reply's framing, as slack. */
+export const completionPromptTokens = (deps: GatewayDeps, prompt: string): number => deps.providers.countTokens(prompt) + TOKENS_PER_REPLY;
+
+export function completionRequest(call: CompletionCall, meta: RequestMeta): CompletionRequest {
+  return { model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal };
+}
+
+export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: CompletionCall): Promise<{ result: CompletionResult; cost: number }> {
+  const promptTokens = completionPromptTokens(deps, call.prompt);
+  const request = completionRequest(call, meta);
   // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion({
-    model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal,
-  }), (r) => r.text);
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion(request), (r) => r.text);
 }
 
 export async function runEmbeddings(

@@ -5,7 +5,7 @@ import { resolveModel, requireConfigured } from "../deps";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { setCostHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
-import { streamChat } from "../handlers/stream";
+import { streamChat, streamCompletion } from "../handlers/stream";
 import { runChat, runCompletion, runEmbeddings } from "../handlers/text";
 import { CHAT_KNOWN_FIELDS, COMPLETION_KNOWN_FIELDS, EMBEDDING_KNOWN_FIELDS, chatBody, completionBody, embeddingBody, passthroughOf } from "../schemas/text";
 import { textCompletionBody, unixSeconds, usageBody } from "./shapes";
@@ -51,7 +51,7 @@ export function chatCompletions(deps: GatewayDeps) {
 /** An answer id spelled like OpenAI's (`chatcmpl-…`, `cmpl-…`: a hyphen, where the gateway's own ids have `_`). */
 const openAiId = (prefix: string): string => `${prefix}-${randomBase62(24)}`;
 
-/** POST /v1/completions (deprecated; CONTRACT 5: the route sets the Deprecation header) */
+/** POST /v1/completions (deprecated; CONTRACT 5: the route sets the Deprecation header, streamed answers included) */
 export function completions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
@@ -59,15 +59,22 @@ export function completions(deps: GatewayDeps) {
     const body = parseOrThrow(completionBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
-    const { result, cost } = await runCompletion(deps, meta, {
+    const call = {
       model, prompt: body.prompt, maxTokens: body.max_tokens ?? undefined, temperature: body.temperature ?? undefined, bestOf: body.best_of ?? undefined,
       passthrough: passthroughOf(raw, COMPLETION_KNOWN_FIELDS),
-    });
+    };
+    const id = openAiId("cmpl");
+    const created = unixSeconds(deps.ctx.clock.now());
+    if (body.stream) {
+      await streamCompletion(deps, meta, res, call, { object: "text_completion", id, created, includeUsage: body.stream_options?.include_usage === true });
+      return;
+    }
+    const { result, cost } = await runCompletion(deps, meta, call);
     setCostHeader(res, cost);
     res.json({
-      id: openAiId("cmpl"),
+      id,
       object: "text_completion",
-      created: unixSeconds(deps.ctx.clock.now()),
+      created,
       model: model.id,
       choices: [{ text: result.text, index: 0, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
       usage: usageBody(result.usage),

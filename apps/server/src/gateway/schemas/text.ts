@@ -80,7 +80,7 @@ export const completionBody = z.compile(z.object({
   prompt: z.union([safeString(400_000), z.array(safeString(400_000)).length(1).transform((a) => a[0] ?? "")]),
   max_tokens: positiveInt.nullish(),
   temperature: temperature.nullish(),
-  stream: z.literal(false).nullish(),
+  stream: z.boolean().nullish(),
   stream_options: streamOptions,
   n: singleChoice,
   ...samplingFields,
@@ -89,7 +89,13 @@ export const completionBody = z.compile(z.object({
   echo: z.boolean().nullish(),
   // the upstream generates (and bills) this many completions to return the best one; sent through, sized in the hold
   best_of: z.number().int().min(1).max(20).nullish(),
-}).superRefine(streamOptionsNeedStream));
+}).superRefine((body, ctx) => {
+  streamOptionsNeedStream(body, ctx);
+  // OpenAI's rule too: which candidate is best is known only once all are written
+  if (body.stream === true && body.best_of != null && body.best_of > 1) {
+    ctx.addIssue({ code: "custom", input: body.best_of, path: ["best_of"], message: "must be 1 when 'stream' is enabled (the best of several completions cannot be streamed)" });
+  }
+}));
 export type CompletionBody = z.output<typeof completionBody>;
 
 const embeddingText = safeString(400_000).min(1);
