@@ -117,6 +117,22 @@ describe("loadConfig: image endpoint A versions (SPEC 4.2 `model`)", () => {
   });
 });
 
+describe("loadConfig: API_CORS_ORIGINS", () => {
+  it("allows any origin by default, none when empty, and keeps a list as the origins browsers send", () => {
+    expect(loadConfig(base()).apiCorsOrigins).toBe("*");
+    expect(loadConfig({ ...base(), API_CORS_ORIGINS: " * " }).apiCorsOrigins).toBe("*");
+    expect(loadConfig({ ...base(), API_CORS_ORIGINS: "" }).apiCorsOrigins).toEqual([]);
+    expect(loadConfig({ ...base(), API_CORS_ORIGINS: "https://App.example.com:443, http://localhost:5173/" }).apiCorsOrigins)
+      .toEqual(["https://app.example.com", "http://localhost:5173"]);
+  });
+
+  it("refuses at start what is not an origin, naming the variable", () => {
+    for (const bad of ["app.example.com", "https://a.example.com/path", "https://a.example.com,", "https://a.example.com, *", "ftp://a.example.com", "https://u:p@a.example.com", "null"]) {
+      expect(() => loadConfig({ ...base(), API_CORS_ORIGINS: bad }), bad).toThrow(/API_CORS_ORIGINS/);
+    }
+  });
+});
+
 describe("loadConfig: TRUST_PROXY (Express `trust proxy`)", () => {
   it("takes true, false, a hop count, and a list of addresses, subnets and Express's names", () => {
     expect(loadConfig({ ...base(), TRUST_PROXY: "true" }).trustProxy).toBe(true);

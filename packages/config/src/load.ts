@@ -38,6 +38,7 @@ const envSchema = z.object({
   // ioredis reads any other string as a host name, so a typo ran on the Redis-down fallback with only warnings to show
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" }).optional(),
   TRUST_PROXY: z.string().optional(),
+  API_CORS_ORIGINS: z.string().default("*"),
   KEY_ENV: z.string().regex(/^[a-z0-9]{1,16}$/, "KEY_ENV must be 1-16 lower-case letters or digits").default("live"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   CONFIG_FILE: z.string().optional(),
@@ -135,6 +136,24 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string {
   return raw;
 }
 
+/**
+ * API_CORS_ORIGINS: `*`, empty (CORS off) or a comma-separated list of origins. An entry is kept as its origin
+ * (`https://App.example.com:443` is `https://app.example.com`), as browsers send it; one with a path, query or
+ * credentials stops the start rather than never matching.
+ */
+function parseCorsOrigins(raw: string): "*" | string[] {
+  const trimmed = raw.trim();
+  if (trimmed === "*") return "*";
+  if (trimmed === "") return [];
+  return trimmed.split(",").map((entry) => {
+    const url = URL.parse(entry.trim());
+    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
+      throw new ConfigError(`API_CORS_ORIGINS must be *, empty (CORS off) or a comma-separated list of origins such as https://app.example.com (scheme, host, optional port); got "${entry.trim()}"`);
+    }
+    return url.origin;
+  });
+}
+
 /** LIMIT_LOGIN_IP=10/3600 overrides limits.loginIp (points per window seconds). */
 function limitsFromEnv(env: Env, base: Record<LimitName, LimitRule>): Record<LimitName, LimitRule> {
   const out = { ...base };
@@ -217,6 +236,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mailFrom: e.MAIL_FROM,
     redisUrl: e.REDIS_URL,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    apiCorsOrigins: parseCorsOrigins(e.API_CORS_ORIGINS),
     keyEnv: e.KEY_ENV,
     logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),
     oauth: {

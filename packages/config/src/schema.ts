@@ -31,6 +31,8 @@ export interface Config {
   redisUrl?: string;
   /** Express `trust proxy` value */
   trustProxy: boolean | number | string;
+  /** browser origins allowed to call the API-key routes (CORS): any (`*`), these exact origins, or none (`[]`: off) */
+  apiCorsOrigins: "*" | string[];
   keyEnv: string;
   logLevel: string;
   oauth: { google: OAuthProviderConfig; github: OAuthProviderConfig };
