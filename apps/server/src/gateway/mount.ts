@@ -1,9 +1,10 @@
-import { Router, type Express, type RequestHandler } from "express";
+import { Router, type Express, type RequestHandler, type Response } from "express";
 import { freePlan } from "@gw/billing/catalog";
 import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
+import { apiCors } from "../http/cors";
 import type { DirectRoutes } from "../http/direct-routes";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
@@ -35,6 +36,8 @@ const endpointOf = (path: string): RequestHandler => (_req, res, next) => {
   res.locals.endpoint = path;
   next();
 };
+/** Access-Control-Allow-Methods of a route: the router serves HEAD wherever it serves GET. */
+const allowedMethods = (method: "GET" | "POST"): string => (method === "GET" ? "GET, HEAD" : "POST");
 /** How often expired Idempotency-Key records are deleted. */
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
@@ -62,8 +65,11 @@ export async function mountGateway(
   const auth = authenticate(ctx);
   // CONTRACT 7: X-RateLimit-* on every answer of the task endpoints, a refused key's included
   const newAccountPlan = freePlan(ctx.config);
-  const limitedAuth = authenticate(ctx, { onRefused: (res) => res.set(limits.unidentifiedHeaders(newAccountPlan)) });
-  const limited: RequestHandler[] = [limitedAuth, enforceLimits(ctx, limits)];
+  const unidentified = (res: Response) => res.set(limits.unidentifiedHeaders(newAccountPlan));
+  const limitedAuth = authenticate(ctx, { onRefused: unidentified });
+  // The key routes are the ones browser apps may call (CORS), refusals included; the usage API is not among them.
+  const cors = apiCors(ctx.config.apiCorsOrigins);
+  const limited: RequestHandler[] = [...(cors ? [cors.actual] : []), limitedAuth, enforceLimits(ctx, limits)];
   const json = jsonBody(ctx.config.jsonBodyLimitBytes);
   // Only text answers stream: chat and completions, and on the task endpoint a text model's; elsewhere never.
   const once = idempotency(idempotencyStore, ctx.logger);
@@ -87,18 +93,22 @@ export async function mountGateway(
     // `usage` limit, not the plan's, counts it.
     ["GET", "/api/usage", [noStore, auth, usageRoute(ctx, usageRepo)]],
   ];
-  // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD).
+  // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD, and
+  // CORS preflights: OPTIONS never takes a direct route).
   const router = Router();
   for (const [method, path, routeHandlers] of routes) {
     const handlers = [endpointOf(path), ...routeHandlers];
     direct.add(method, path, handlers);
     if (method === "GET") router.get(path, ...handlers);
     else router.post(path, ...handlers);
+    // a preflight only where the answers carry CORS headers (the `limited` routes)
+    if (cors && routeHandlers.includes(limitedAuth)) router.options(path, cors.preflight(allowedMethods(method), { onAnswer: unidentified }));
   }
   // Path parameters need the router: the model's entry (OpenAI's models.retrieve). A pattern without a parameter, so
   // the router does not decode the id before the key and limits are checked (a malformed one is then a 400 that
   // carries X-RateLimit-*, CONTRACT 7); the handler decodes it.
   router.get(MODEL_ENTRY_PATH, ...limited, model(deps));
+  if (cors) router.options(MODEL_ENTRY_PATH, cors.preflight(allowedMethods("GET"), { onAnswer: unidentified }));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.
   router.use(["/v1", "/api/v1"], ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
