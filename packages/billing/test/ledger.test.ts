@@ -43,6 +43,31 @@ describe("ledger", () => {
     expect(await ledger.balance("u1")).toBe(5_000_000);
   });
 
+  it("debits once per idempotency key, and no further than the balance: the rest is recorded as shortfall", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 5_000_000, { kind: "purchase", idempotencyKey: "c" });
+    expect(await ledger.debit("u", 2_000_000, { kind: "refund", idempotencyKey: "r1" })).toEqual({ applied: true, balance: 3_000_000, taken: 2_000_000, shortfall: 0 });
+    expect(await ledger.debit("u", 2_000_000, { kind: "refund", idempotencyKey: "r1" })).toEqual({ applied: false, balance: 3_000_000, taken: 0, shortfall: 0 });
+    expect(await ledger.debit("u", 4_000_000, { kind: "refund", idempotencyKey: "r2", meta: { why: "test" } })).toEqual({ applied: true, balance: 0, taken: 3_000_000, shortfall: 1_000_000 });
+    expect(await ledger.debit("u", 1, { kind: "refund", idempotencyKey: "r3" })).toEqual({ applied: true, balance: 0, taken: 0, shortfall: 1 });
+    const entries = (await ledger.entries("u")).map((e) => [e.idempotencyKey, e.amount, e.meta ?? null]);
+    expect(entries).toEqual([["r3", 0, { shortfall: 1 }], ["r2", -3_000_000, { why: "test", shortfall: 1_000_000 }], ["r1", -2_000_000, null], ["c", 5_000_000, null]]);
+    expect((await ledger.entriesByKeys(["r1", "r2", "nope"])).map((e) => e.idempotencyKey).sort()).toEqual(["r1", "r2"]);
+    expect((await ledger.verify("u")).ok).toBe(true);
+  });
+
+  it("a debit takes the credits this instance has reserved and not used too", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 10_000_000, { kind: "purchase", idempotencyKey: "c" });
+    expect((await ledger.hold("u", 3_000_000, { holdId: "h1" })).ok).toBe(true);
+    await ledger.settle("u", "h1", 3_000_000);
+    // the reservation took a whole chunk (5 USD): 2 USD of it unused, 7 USD in all left
+    expect(await ledger.debit("u", 10_000_000, { kind: "refund", idempotencyKey: "r" })).toEqual({ applied: true, balance: 0, taken: 7_000_000, shortfall: 3_000_000 });
+    await ledger.flush();
+    expect(await ledger.balance("u")).toBe(0);
+    expect((await ledger.verify("u")).ok).toBe(true);
+  });
+
   it("keeps only its unique index on FerretDB's SQLite backend, where no other index serves a query", async () => {
     const dbName = freshDb();
     const db = await connectDatabase(mongo.uri.replace(/\/[^/]*$/, `/${dbName}`));

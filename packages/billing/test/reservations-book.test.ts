@@ -32,7 +32,7 @@ class GatedChain {
     if (movement.requireCover && this.balance + movement.amount < 0) return { status: "refused", balance: this.balance };
     this.entries.push(movement);
     this.balance += movement.amount;
-    return { status: "applied", balance: this.balance };
+    return { status: "applied", balance: this.balance, amount: movement.amount };
   }
 }
 

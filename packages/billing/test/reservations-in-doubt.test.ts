@@ -25,7 +25,7 @@ class FlakyChain {
       this.landThenFail = undefined;
       throw new Error("operation timed out");
     }
-    return { status: "applied", balance: this.balance };
+    return { status: "applied", balance: this.balance, amount: movement.amount };
   }
 }
 

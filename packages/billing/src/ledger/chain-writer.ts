@@ -9,6 +9,11 @@ export interface Movement {
   idempotencyKey: string;
   /** refuse (instead of append) when the balance would go below zero */
   requireCover: boolean;
+  /**
+   * A debit (negative amount) that takes what the balance has when it has less, rather than being refused; what it
+   * could not take is recorded as `shortfall` in the entry's meta.
+   */
+  upToBalance?: boolean;
   holdId?: string;
   cost?: number;
   reservationId?: string;
@@ -16,7 +21,8 @@ export interface Movement {
 }
 
 export type MovementOutcome =
-  | { status: "applied"; balance: number }
+  /** `amount`: what the entry changed (less than asked for an `upToBalance` debit the balance did not cover) */
+  | { status: "applied"; balance: number; amount: number }
   /** the idempotency key was used before: nothing changed */
   | { status: "duplicate"; balance: number }
   /** requireCover and the balance does not cover it */
@@ -115,12 +121,12 @@ export class ChainWriter {
       const outcome = await this.repo.insertChain(plan.docs);
       if (outcome.ok) {
         this.heads.set(userId, plan.nextHead);
-        plan.accepted.forEach((p, i) => p.resolve({ status: "applied", balance: plan.docs[i]?.balanceAfter ?? 0 }));
+        plan.accepted.forEach((p, i) => p.resolve({ status: "applied", balance: plan.docs[i]?.balanceAfter ?? 0, amount: plan.docs[i]?.amount ?? 0 }));
         return;
       }
       // Entries before the conflict are in; settle them and retry the rest from a fresh head.
       const inserted = plan.docs.slice(0, outcome.inserted);
-      plan.accepted.slice(0, outcome.inserted).forEach((p, i) => p.resolve({ status: "applied", balance: inserted[i]?.balanceAfter ?? 0 }));
+      plan.accepted.slice(0, outcome.inserted).forEach((p, i) => p.resolve({ status: "applied", balance: inserted[i]?.balanceAfter ?? 0, amount: inserted[i]?.amount ?? 0 }));
       const conflicting = plan.accepted[outcome.inserted];
       const rest = plan.accepted.slice(outcome.inserted + 1);
       remaining = rest;
@@ -161,14 +167,17 @@ export class ChainWriter {
         continue;
       }
       seen.add(m.idempotencyKey);
+      // decided on the head this batch is inserted after: a stale head loses the position and is planned again
+      const amount = m.upToBalance ? Math.max(m.amount, -Math.max(balance, 0)) : m.amount;
+      const meta = amount === m.amount ? m.meta : { ...m.meta, shortfall: amount - m.amount };
       seq += 1;
-      balance += m.amount;
+      balance += amount;
       const doc: LedgerDoc = {
         _id: entryId(userId, seq),
         userId,
         seq,
         kind: m.kind,
-        amount: m.amount,
+        amount,
         balanceAfter: balance,
         idempotencyKey: m.idempotencyKey,
         createdAt: now,
@@ -176,7 +185,7 @@ export class ChainWriter {
       if (m.holdId !== undefined) doc.holdId = m.holdId;
       if (m.cost !== undefined) doc.cost = m.cost;
       if (m.reservationId !== undefined) doc.reservationId = m.reservationId;
-      if (m.meta !== undefined) doc.meta = m.meta;
+      if (meta !== undefined) doc.meta = meta;
       docs.push(doc);
       accepted.push(pending);
     }

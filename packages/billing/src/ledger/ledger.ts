@@ -3,7 +3,7 @@ import { newId, type Clock } from "@gw/shared";
 import { ChainWriter } from "./chain-writer";
 import { LedgerRepository, toEntry } from "./repository";
 import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
-import type { CreditKind, CreditResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
+import type { CreditKind, CreditResult, DebitResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
 
 export interface LedgerOptions {
   /** reservations of an instance that stopped beating (crashed) are released after this long */
@@ -175,6 +175,22 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       });
       if (outcome.status === "refused") throw new RangeError("ledger: adjustment would make the balance negative");
       return { applied: outcome.status === "applied", balance: outcome.balance + book.unused(userId) };
+    },
+
+    async debit(userId, amount, opts): Promise<DebitResult> {
+      assertAmount(amount, "debit amount");
+      if (amount <= 0) throw new RangeError("ledger: debit amount must be > 0");
+      await book.giveBack(userId);
+      const outcome = await writer.append(userId, {
+        kind: opts.kind, amount: -amount, idempotencyKey: opts.idempotencyKey, requireCover: false, upToBalance: true, meta: opts.meta,
+      });
+      const balance = outcome.balance + book.unused(userId);
+      if (outcome.status !== "applied") return { applied: false, balance, taken: 0, shortfall: 0 };
+      return { applied: true, balance, taken: -outcome.amount, shortfall: amount + outcome.amount };
+    },
+
+    async entriesByKeys(keys) {
+      return (await repo.findByIdempotencyKeys(keys)).map(toEntry);
     },
 
     async hold(userId, amount, opts): Promise<HoldResult> {

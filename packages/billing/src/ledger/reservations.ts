@@ -281,6 +281,18 @@ export class ReservationBook {
     if (r.pending.length > 0) await this.flushUser(userId, r, false);
   }
 
+  /**
+   * Writes one user's pending charges and gives back the credits reserved here and not in use now, so that the
+   * stored balance holds all the user has (a debit that must not take the balance below zero reads it).
+   */
+  async giveBack(userId: string): Promise<void> {
+    const r = this.users.get(userId);
+    if (!r) return;
+    await r.topUp?.catch(() => undefined);
+    await r.flushing?.catch(() => undefined);
+    await this.flushUser(userId, r, true);
+  }
+
   /** true when nothing is reserved, in flight or waiting to be written */
   isEmpty(): boolean {
     return this.users.size === 0;

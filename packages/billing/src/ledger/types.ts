@@ -39,6 +39,16 @@ export interface CreditResult {
   balance: number;
 }
 
+export interface DebitResult {
+  /** false when the idempotency key was already used: nothing changed */
+  applied: boolean;
+  balance: number;
+  /** what was taken (micro-dollars, positive): less than asked when the balance had less */
+  taken: number;
+  /** what the balance could not cover (also in the entry's meta as `shortfall`) */
+  shortfall: number;
+}
+
 export type HoldResult = { ok: true; balance: number } | { ok: false; balance: number };
 
 export interface Ledger {
@@ -46,6 +56,14 @@ export interface Ledger {
   balance(userId: string): Promise<number>;
   /** adds credits exactly once per idempotency key (adjustments may be negative but never below zero) */
   credit(userId: string, amount: number, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult>;
+  /**
+   * Takes `amount` (> 0) back exactly once per idempotency key, as far as the balance goes: when it has less
+   * (credits already spent) what there is, the rest recorded as `shortfall` in the entry's meta. Unused credits this
+   * instance reserved of the user are given back first, so they are taken too.
+   */
+  debit(userId: string, amount: number, opts: { kind: "refund"; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<DebitResult>;
+  /** the entries written under these idempotency keys (those that exist) */
+  entriesByKeys(keys: string[]): Promise<LedgerEntry[]>;
   /** reserves `amount` when the balance covers it; never lets the balance go below zero */
   hold(userId: string, amount: number, opts: { holdId: string; meta?: Record<string, unknown> }): Promise<HoldResult>;
   /**
