@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
 import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
-import { call, verifiedUser } from "./auth-helpers";
+import { call, RELAXED_LIMITS, verifiedUser } from "./auth-helpers";
 import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent } from "./billing-support";
 import { startTestServer, type TestServer } from "./harness";
 
@@ -16,7 +16,7 @@ describe("POST /api/billing/webhook", () => {
 
   beforeAll(async () => {
     fake = await startFakeStripe({ now: () => server.clock.now() });
-    server = await startTestServer({ env: { STRIPE_API_BASE: fake.url } });
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, STRIPE_API_BASE: fake.url } });
   });
   afterAll(async () => {
     await expectLedgerConsistent(server, users);
@@ -311,6 +311,153 @@ describe("POST /api/billing/webhook", () => {
       const res = await deliver(server, stripeEvent("customer.subscription.created", stranger));
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ received: true });
+    });
+  });
+
+  describe("charge.refunded", () => {
+    /** The charge of a payment as Stripe reports it after refunds of `refunded` cents in all (cumulative). */
+    const refundedCharge = (intent: Record<string, unknown>, refunded: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+      id: `ch_${String(intent.id)}`, object: "charge", amount: intent.amount, amount_refunded: refunded, currency: "usd", paid: true,
+      status: "succeeded", refunded: refunded === intent.amount, payment_intent: intent.id, metadata: {},
+      refunds: { object: "list", data: [], has_more: false }, ...extra,
+    });
+    const refundEvent = (intent: Record<string, unknown>, refunded: number, extra?: Record<string, unknown>) =>
+      stripeEvent("charge.refunded", refundedCharge(intent, refunded, extra));
+
+    async function paidAndGranted(userId: string, amount: number): Promise<Record<string, unknown>> {
+      const intent = await paidIntent(userId, amount);
+      expect((await deliver(server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
+      return intent;
+    }
+
+    /** The exact balance, and that it equals the ledger's sum. */
+    async function expectBalance(userId: string, micros: number): Promise<void> {
+      await expectLedgerConsistent(server, [userId]);
+      expect(await ctx().ledger.balance(userId)).toBe(micros);
+    }
+
+    const refundEntries = async (userId: string) =>
+      (await ctx().ledger.entries(userId, { kinds: ["refund"] })).map((e) => ({ amount: e.amount, shortfall: e.meta?.shortfall ?? 0 }));
+
+    it("a full refund takes back the purchase and its bonus, once however often it is delivered, and the history shows it", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const intent = await paidAndGranted(user.id, 50);
+      await expectBalance(user.id, 55 * MICROS);
+      const event = refundEvent(intent, 5000);
+      const res = await deliver(server, event);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+      expect(await deliverConcurrently(server, [event, event])).toEqual([200, 200]);
+      await expectBalance(user.id, 0);
+      expect(await refundEntries(user.id)).toEqual([{ amount: -55 * MICROS, shortfall: 0 }]);
+
+      const history = await call(server, "GET", "/api/billing/history", { cookie: user.cookie });
+      expect(history.status).toBe(200);
+      const entries = (history.body as { entries: Array<{ type: string; amount: number; balance_after: number }> }).entries;
+      expect(entries.map((e) => [e.type, e.amount, e.balance_after])).toEqual([["refund", -55, 0], ["bonus", 5, 55], ["purchase", 50, 50]]);
+      const credits = await call(server, "GET", "/api/billing/credits", { cookie: user.cookie });
+      expect(credits.body).toEqual({ balance: 0, currency: "USD" });
+    });
+
+    it("partial refunds take back their share of the cumulative refunded amount and add up to the whole grant", async () => {
+      const userId = newUser();
+      const intent = await paidAndGranted(userId, 100); // 100 + 15 bonus
+      expect((await deliver(server, refundEvent(intent, 2_500))).status).toBe(200);
+      await expectBalance(userId, 86.25 * MICROS);
+      expect((await deliver(server, refundEvent(intent, 6_000))).status).toBe(200);
+      await expectBalance(userId, 46 * MICROS);
+      expect((await deliver(server, refundEvent(intent, 10_000))).status).toBe(200);
+      await expectBalance(userId, 0);
+      expect(await refundEntries(userId)).toEqual([
+        { amount: -46 * MICROS, shortfall: 0 }, { amount: -40.25 * MICROS, shortfall: 0 }, { amount: -28.75 * MICROS, shortfall: 0 },
+      ]);
+    });
+
+    it("an older event after a newer one changes nothing; a newer one takes only the difference", async () => {
+      const userId = newUser();
+      const intent = await paidAndGranted(userId, 10);
+      const older = refundEvent(intent, 300);
+      const newer = refundEvent(intent, 600);
+      expect((await deliver(server, newer)).status).toBe(200);
+      await expectBalance(userId, 4 * MICROS);
+      expect((await deliver(server, older)).status).toBe(200);
+      await expectBalance(userId, 4 * MICROS);
+      expect((await deliver(server, refundEvent(intent, 1_000))).status).toBe(200);
+      await expectBalance(userId, 0);
+      expect(await refundEntries(userId)).toEqual([{ amount: -4 * MICROS, shortfall: 0 }, { amount: -6 * MICROS, shortfall: 0 }]);
+    });
+
+    it("takes each share once when several refund events of one charge arrive concurrently, twice each", async () => {
+      const userId = newUser();
+      const other = await paidAndGranted(userId, 12.34); // stays: only the refunded payment's credits go
+      const intent = await paidAndGranted(userId, 100);
+      await expectBalance(userId, (12.34 + 115) * MICROS);
+      const events = [3_000, 6_000, 10_000, 6_000].map((cents) => refundEvent(intent, cents));
+      const statuses = await deliverConcurrently(server, [...events, ...events]);
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      await expectBalance(userId, 12.34 * MICROS);
+      const taken = (await refundEntries(userId)).reduce((sum, e) => sum - e.amount, 0);
+      expect(taken).toBe(115 * MICROS);
+      expect(other.id).not.toBe(intent.id);
+    });
+
+    it("a refund after the credits were spent takes what is left (balance 0) and records the shortfall", async () => {
+      const userId = newUser();
+      const intent = await paidAndGranted(userId, 10);
+      // a request spends 3 USD (the unused rest of the instance's reservation, while it has one, is taken too: see the
+      // ledger's unit tests)
+      const holdId = `h_${newId("x")}`;
+      expect((await ctx().ledger.hold(userId, 3 * MICROS, { holdId })).ok).toBe(true);
+      expect(await ctx().ledger.settle(userId, holdId, 3 * MICROS, { model: "test" })).toBe(3 * MICROS);
+      expect(await ctx().ledger.balance(userId)).toBe(7 * MICROS);
+      expect((await deliver(server, refundEvent(intent, 1_000))).status).toBe(200);
+      await expectBalance(userId, 0);
+      expect(await refundEntries(userId)).toEqual([{ amount: -7 * MICROS, shortfall: 3 * MICROS }]);
+    });
+
+    it("a refund of a payment intent the gateway does not know changes nothing and answers 200", async () => {
+      const userId = newUser();
+      await paidAndGranted(userId, 10);
+      const stranger = { id: `pi_unknown_${newId("x")}`, amount: 5000 };
+      const res = await deliver(server, refundEvent(stranger, 5000));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+      await expectBalance(userId, 10 * MICROS);
+      expect(await refundEntries(userId)).toEqual([]);
+      for (const odd of [{ payment_intent: { $ne: null } }, { amount: -5 }, { amount_refunded: "all" }, { invoice: { id: { $ne: null } } }]) {
+        const oddRes = await deliver(server, stripeEvent("charge.refunded", { ...refundedCharge(stranger, 5000), ...odd }));
+        expect(oddRes.status).toBe(200);
+      }
+      await expectBalance(userId, 10 * MICROS);
+    });
+
+    it("a refund that arrives before its payment's event grants first, so the later event gives nothing", async () => {
+      const userId = newUser();
+      const intent = await paidIntent(userId, 50);
+      expect((await deliver(server, refundEvent(intent, 5000))).status).toBe(200);
+      await expectBalance(userId, 0);
+      expect((await deliver(server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
+      await expectBalance(userId, 0);
+      expect((await ctx().ledger.entries(userId)).map((e) => [e.kind, e.amount])).toEqual([
+        ["refund", -55 * MICROS], ["bonus", 5 * MICROS], ["purchase", 50 * MICROS],
+      ]);
+    });
+
+    it("a refunded invoice takes back its share of the plan credits", async () => {
+      const userId = newUser();
+      const view = await billing.createSubscription(ctx(), userId, { plan_id: "team", payment_method_id: "pm_card_visa" });
+      const sub = fake.objects.get(view.subscription_id) as Record<string, unknown>;
+      const invoiceId = `in_refunded_${newId("x")}`;
+      const invoice = { id: invoiceId, object: "invoice", customer: sub.customer, amount_paid: 10_000, currency: "usd", status: "paid",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
+      expect((await deliver(server, stripeEvent("invoice.payment_succeeded", invoice))).status).toBe(200);
+      await expectBalance(userId, 110 * MICROS);
+      const charge = { id: `pi_${invoiceId}`, amount: 10_000 };
+      expect((await deliver(server, refundEvent(charge, 5_000, { invoice: invoiceId }))).status).toBe(200);
+      await expectBalance(userId, 55 * MICROS);
+      expect((await deliver(server, refundEvent(charge, 10_000, { invoice: { id: invoiceId, object: "invoice" } }))).status).toBe(200);
+      await expectBalance(userId, 0);
     });
   });
 

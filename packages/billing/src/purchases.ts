@@ -40,13 +40,16 @@ export interface GrantResult {
  * Grants a paid purchase: the credits and the package bonus, as two ledger entries whose idempotency keys are
  * derived from the purchase, so every event announcing the same payment grants it once.
  */
+/** The ledger keys of a purchase's grant: its credits, then its bonus. */
+export const purchaseGrantKeys = (purchase: Purchase): [string, string] => [`purchase:${purchase.id}`, `purchase:${purchase.id}:bonus`];
+
 export async function grantPurchase(rt: BillingRuntime, purchase: Purchase, paymentIntentId: string | undefined): Promise<GrantResult> {
   const meta = { purchaseId: purchase.id, paymentIntentId, amountCents: purchase.amountCents };
-  const key = `purchase:${purchase.id}`;
+  const [key, bonusKey] = purchaseGrantKeys(purchase);
   const credit = await rt.ledger.credit(purchase.userId, purchase.creditsMicros, { kind: "purchase", idempotencyKey: key, meta });
   let balance = credit.balance;
   if (purchase.bonusMicros > 0) {
-    const bonus = await rt.ledger.credit(purchase.userId, purchase.bonusMicros, { kind: "bonus", idempotencyKey: `${key}:bonus`, meta });
+    const bonus = await rt.ledger.credit(purchase.userId, purchase.bonusMicros, { kind: "bonus", idempotencyKey: bonusKey, meta });
     balance = bonus.balance;
   }
   return { applied: credit.applied, balance };

@@ -1,7 +1,7 @@
 import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
 import { isLiveKey } from "../stripe/client";
-import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
+import { onChargeRefunded, onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
 import { verifyWebhookEvent } from "./verify";
 
 /** A claim older than this whose delivery never finished (crashed instance) is taken over by a redelivery. */
@@ -21,6 +21,8 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
       return onInvoicePaid(rt, event.data.object);
     case "invoice.payment_failed":
       return onInvoiceFailed(rt, event, event.data.object);
+    case "charge.refunded":
+      return onChargeRefunded(rt, event.data.object);
     default:
       return `ignored: unhandled type ${event.type}`;
   }

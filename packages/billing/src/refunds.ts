@@ -1,0 +1,79 @@
+import type { BillingRuntime } from "./runtime";
+
+/** What one money object (a purchase, an invoice) granted: its ledger grant entries, summed. */
+export interface Grant {
+  userId: string;
+  /** the idempotency key of its main grant entry (`purchase:<id>`, `inv:<invoice id>`): the money object's name */
+  key: string;
+  /** micro-dollars granted in all (a purchase's credits and bonus) */
+  micros: number;
+}
+
+/** The take-back of a charge whose refunded amount is `refundedCents` of `amountCents` in all (cumulative). */
+export interface RefundedShare {
+  chargeId: string;
+  amountCents: number;
+  refundedCents: number;
+}
+
+/** Bounds the walk along a money object's take-backs and the retries of one that lost a race. */
+const MAX_STEPS = 1_000;
+const MAX_ATTEMPTS = 10;
+
+/** Each take-back builds on the refunded amount before it: its key names that amount, so it is taken once. */
+const stepKey = (grantKey: string, fromCents: number): string => `${grantKey}:refund:from:${fromCents}`;
+
+/** floor(micros × cents / total) without leaving integers (the product can pass 2^53). */
+const shareOf = (micros: number, cents: number, totalCents: number): number =>
+  Number((BigInt(micros) * BigInt(cents)) / BigInt(totalCents));
+
+/** The money object's grant, or null when none of these ledger keys granted anything. */
+export async function grantOf(rt: BillingRuntime, keys: [string, ...string[]]): Promise<Grant | null> {
+  const entries = await rt.ledger.entriesByKeys(keys);
+  const main = entries.find((e) => e.idempotencyKey === keys[0]);
+  if (!main) return null;
+  return { userId: main.userId, key: keys[0], micros: entries.reduce((sum, e) => sum + e.amount, 0) };
+}
+
+/** The cumulative refunded amount already taken back for this grant: the end of its chain of take-backs. */
+async function takenUpTo(rt: BillingRuntime, grantKey: string): Promise<number> {
+  let cents = 0;
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const [entry] = await rt.ledger.entriesByKeys([stepKey(grantKey, cents)]);
+    const next = entry?.meta?.refundedCents;
+    if (typeof next !== "number" || next <= cents) return cents;
+    cents = next;
+  }
+  return cents;
+}
+
+/**
+ * Takes back the share of a grant that a charge's cumulative refunded amount stands for, less what earlier
+ * take-backs took for a smaller cumulative amount. Take-backs form a chain per grant: each one's idempotency key
+ * names the refunded amount it starts from, so a replay, an older event arriving late, or two deliveries racing on
+ * several instances can never take a step twice; the one that loses a race reads the chain again. A full refund
+ * takes back the whole grant. When the user has spent the credits, the ledger takes what the balance has and
+ * records the rest as the entry's `shortfall`.
+ */
+export async function takeBackRefunded(rt: BillingRuntime, grant: Grant, refund: RefundedShare): Promise<string> {
+  const total = refund.amountCents;
+  const refunded = Math.min(refund.refundedCents, total);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const from = await takenUpTo(rt, grant.key);
+    if (refunded <= from) return `already taken back ${grant.key} up to ${from} cents`;
+    const wanted = shareOf(grant.micros, refunded, total) - shareOf(grant.micros, from, total);
+    // a refund too small to be worth a micro-dollar: the next one's share includes it
+    if (wanted <= 0) return `nothing to take back for ${grant.key} at ${refunded} cents`;
+    const result = await rt.ledger.debit(grant.userId, wanted, {
+      kind: "refund",
+      idempotencyKey: stepKey(grant.key, from),
+      meta: { grant: grant.key, chargeId: refund.chargeId, refundedCents: refunded, fromCents: from, amountCents: total },
+    });
+    if (!result.applied) continue;
+    if (result.shortfall > 0) {
+      rt.logger.warn({ userId: grant.userId, grant: grant.key, chargeId: refund.chargeId, shortfall: result.shortfall }, "refund: credits already spent, shortfall recorded");
+    }
+    return `took back ${result.taken} of ${grant.key} (refunded ${refunded}/${total} cents, shortfall ${result.shortfall})`;
+  }
+  throw new Error(`refund of ${grant.key}: the take-back chain kept moving`);
+}
