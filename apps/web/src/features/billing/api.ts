@@ -73,7 +73,7 @@ const HISTORY_LABELS: Record<HistoryEntry["type"], string> = {
   purchase: "Credit purchase",
   bonus: "Package bonus",
   plan_credits: "Plan credits",
-  refund: "Refund",
+  refund: "Refund (credits taken back)",
   adjustment: "Adjustment",
   hold: "Request hold",
   settle: "Request charge",
