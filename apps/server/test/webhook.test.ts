@@ -461,6 +461,71 @@ describe("POST /api/billing/webhook", () => {
     });
   });
 
+  describe("charge.dispute.funds_withdrawn / funds_reinstated", () => {
+    const dispute = (intent: Record<string, unknown>, amount: number, extra: Record<string, unknown> = {}) => ({
+      id: `dp_${newId("x")}`, object: "dispute", amount, currency: "usd", charge: `ch_${String(intent.id)}`, payment_intent: intent.id,
+      status: "needs_response", metadata: {}, ...extra,
+    });
+
+    async function granted(userId: string, amount: number): Promise<Record<string, unknown>> {
+      const intent = await paidIntent(userId, amount);
+      expect((await deliver(server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
+      return intent;
+    }
+
+    async function expectBalance(userId: string, micros: number): Promise<void> {
+      await expectLedgerConsistent(server, [userId]);
+      expect(await ctx().ledger.balance(userId)).toBe(micros);
+    }
+
+    it("a withdrawal takes back the disputed share once; the reinstatement gives it back once", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const intent = await granted(user.id, 50);
+      await granted(user.id, 10);
+      const dp = dispute(intent, 5000);
+      const withdrawn = stripeEvent("charge.dispute.funds_withdrawn", dp);
+      expect(await deliverConcurrently(server, [withdrawn, withdrawn, stripeEvent("charge.dispute.funds_withdrawn", dp)])).toEqual([200, 200, 200]);
+      await expectBalance(user.id, 10 * MICROS);
+      const reinstated = stripeEvent("charge.dispute.funds_reinstated", { ...dp, status: "won" });
+      expect(await deliverConcurrently(server, [reinstated, stripeEvent("charge.dispute.funds_reinstated", { ...dp, status: "won" })])).toEqual([200, 200]);
+      await expectBalance(user.id, 65 * MICROS);
+      expect((await deliver(server, stripeEvent("charge.dispute.funds_withdrawn", dp))).status).toBe(200);
+      await expectBalance(user.id, 65 * MICROS);
+      const history = await call(server, "GET", "/api/billing/history", { cookie: user.cookie });
+      const entries = (history.body as { entries: Array<{ type: string; amount: number }> }).entries;
+      expect(entries.slice(0, 2).map((e) => [e.type, e.amount])).toEqual([["dispute", 55], ["dispute", -55]]);
+    });
+
+    it("a partial dispute after the credits were spent takes what is left; the reinstatement gives back only that", async () => {
+      const userId = newUser();
+      const intent = await granted(userId, 100); // 115 granted
+      const holdId = `h_${newId("x")}`;
+      expect((await ctx().ledger.hold(userId, 100 * MICROS, { holdId })).ok).toBe(true);
+      expect(await ctx().ledger.settle(userId, holdId, 100 * MICROS, { model: "test" })).toBe(100 * MICROS);
+      const dp = dispute(intent, 4000, { charge: { id: `ch_${String(intent.id)}`, object: "charge", amount: 10_000, payment_intent: intent.id } });
+      expect((await deliver(server, stripeEvent("charge.dispute.funds_withdrawn", dp))).status).toBe(200);
+      await expectBalance(userId, 0);
+      const [taken] = await ctx().ledger.entries(userId, { kinds: ["dispute"] });
+      expect([taken?.amount, taken?.meta?.shortfall]).toEqual([-15 * MICROS, 31 * MICROS]);
+      expect((await deliver(server, stripeEvent("charge.dispute.funds_reinstated", dp))).status).toBe(200);
+      await expectBalance(userId, 15 * MICROS);
+    });
+
+    it("a reinstatement that arrives before its withdrawal leaves the withdrawal nothing to take; an unknown payment changes nothing", async () => {
+      const userId = newUser();
+      const intent = await granted(userId, 10);
+      const dp = dispute(intent, 1000);
+      expect((await deliver(server, stripeEvent("charge.dispute.funds_reinstated", dp))).status).toBe(200);
+      expect((await deliver(server, stripeEvent("charge.dispute.funds_withdrawn", dp))).status).toBe(200);
+      await expectBalance(userId, 10 * MICROS);
+      const res = await deliver(server, stripeEvent("charge.dispute.funds_withdrawn", dispute({ id: `pi_unknown_${newId("x")}` }, 1000)));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+      await expectBalance(userId, 10 * MICROS);
+    });
+  });
+
   it("answers a signed payload that is not an event 400 invalid_parameter, and odd fields of a signed event 200 ignored, never 500", async () => {
     const user = await verifiedUser(server);
     users.push(user.id);

@@ -9,6 +9,13 @@ export interface Grant {
   micros: number;
 }
 
+/** A dispute of `disputedCents` of a charge of `amountCents`. */
+export interface DisputedShare {
+  disputeId: string;
+  amountCents: number;
+  disputedCents: number;
+}
+
 /** The take-back of a charge whose refunded amount is `refundedCents` of `amountCents` in all (cumulative). */
 export interface RefundedShare {
   chargeId: string;
@@ -22,6 +29,9 @@ const MAX_ATTEMPTS = 10;
 
 /** Each take-back builds on the refunded amount before it: its key names that amount, so it is taken once. */
 const stepKey = (grantKey: string, fromCents: number): string => `${grantKey}:refund:from:${fromCents}`;
+
+const disputeKey = (grantKey: string, disputeId: string): string => `${grantKey}:dispute:${disputeId}`;
+const reinstatedKey = (grantKey: string, disputeId: string): string => `${disputeKey(grantKey, disputeId)}:reinstated`;
 
 /** floor(micros × cents / total) without leaving integers (the product can pass 2^53). */
 const shareOf = (micros: number, cents: number, totalCents: number): number =>
@@ -47,6 +57,10 @@ async function takenUpTo(rt: BillingRuntime, grantKey: string): Promise<number> 
   return cents;
 }
 
+function logShortfall(rt: BillingRuntime, grant: Grant, shortfall: number, about: Record<string, string>): void {
+  if (shortfall > 0) rt.logger.warn({ userId: grant.userId, grant: grant.key, shortfall, ...about }, "credits taken back were already spent: shortfall recorded");
+}
+
 /**
  * Takes back the share of a grant that a charge's cumulative refunded amount stands for, less what earlier
  * take-backs took for a smaller cumulative amount. Take-backs form a chain per grant: each one's idempotency key
@@ -70,10 +84,41 @@ export async function takeBackRefunded(rt: BillingRuntime, grant: Grant, refund:
       meta: { grant: grant.key, chargeId: refund.chargeId, refundedCents: refunded, fromCents: from, amountCents: total },
     });
     if (!result.applied) continue;
-    if (result.shortfall > 0) {
-      rt.logger.warn({ userId: grant.userId, grant: grant.key, chargeId: refund.chargeId, shortfall: result.shortfall }, "refund: credits already spent, shortfall recorded");
-    }
+    logShortfall(rt, grant, result.shortfall, { chargeId: refund.chargeId });
     return `took back ${result.taken} of ${grant.key} (refunded ${refunded}/${total} cents, shortfall ${result.shortfall})`;
   }
   throw new Error(`refund of ${grant.key}: the take-back chain kept moving`);
+}
+
+/**
+ * A dispute's funds withdrawn: the disputed share of the grant is taken back like a full refund of that amount, once
+ * per dispute (not after its reinstatement, should that event have come first).
+ */
+export async function takeBackDisputed(rt: BillingRuntime, grant: Grant, dispute: DisputedShare): Promise<string> {
+  const key = disputeKey(grant.key, dispute.disputeId);
+  if ((await rt.ledger.entriesByKeys([reinstatedKey(grant.key, dispute.disputeId)])).length > 0) return `dispute ${dispute.disputeId} already reinstated`;
+  const wanted = shareOf(grant.micros, Math.min(dispute.disputedCents, dispute.amountCents), dispute.amountCents);
+  if (wanted <= 0) return `nothing to take back for dispute ${dispute.disputeId}`;
+  const result = await rt.ledger.debit(grant.userId, wanted, {
+    kind: "dispute",
+    idempotencyKey: key,
+    meta: { grant: grant.key, disputeId: dispute.disputeId, disputedCents: dispute.disputedCents, amountCents: dispute.amountCents },
+  });
+  if (!result.applied) return `already taken back for dispute ${dispute.disputeId}`;
+  logShortfall(rt, grant, result.shortfall, { disputeId: dispute.disputeId });
+  return `took back ${result.taken} of ${grant.key} for dispute ${dispute.disputeId} (shortfall ${result.shortfall})`;
+}
+
+/**
+ * A dispute's funds reinstated (the dispute was won): what its withdrawal took is given back, once; a shortfall is not
+ * (it was never taken). Arriving before the withdrawal, it is recorded (amount 0) so that the withdrawal takes nothing.
+ */
+export async function reinstateDisputed(rt: BillingRuntime, grant: Grant, disputeId: string): Promise<string> {
+  const [withdrawn] = await rt.ledger.entriesByKeys([disputeKey(grant.key, disputeId)]);
+  const result = await rt.ledger.credit(grant.userId, -(withdrawn?.amount ?? 0), {
+    kind: "dispute",
+    idempotencyKey: reinstatedKey(grant.key, disputeId),
+    meta: { grant: grant.key, disputeId, reinstated: true },
+  });
+  return result.applied ? `gave back ${-(withdrawn?.amount ?? 0)} of ${grant.key} for dispute ${disputeId}` : `dispute ${disputeId} already reinstated`;
 }

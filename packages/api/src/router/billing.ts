@@ -66,7 +66,7 @@ const historyInput = z.object({
 
 const historyEntry = z.object({
   id: z.string(),
-  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "adjustment", "hold", "settle", "release"]),
+  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release"]),
   amount: z.number().describe("dollars, signed"),
   balance_after: z.number().describe("dollars"),
   created_at: z.string().describe("ISO 8601"),
@@ -150,7 +150,7 @@ export const billingRouter = createTRPCRouter({
 
   history: sessionOrKeyProcedure
     .use(rateLimit("billingRead", "user"))
-    .meta({ openapi: { method: "GET", path: "/billing/history", tags, summary: "Payment history: purchases, bonuses, plan credits, refunds (newest first)" } })
+    .meta({ openapi: { method: "GET", path: "/billing/history", tags, summary: "Payment history: purchases, bonuses, plan credits, refunds, disputes (newest first)" } })
     .input(historyInput)
     .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
     .query(({ ctx, input }) => billing.history(ctx.app, ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),

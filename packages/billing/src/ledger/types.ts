@@ -5,7 +5,8 @@ export type LedgerEntryKind =
   | "purchase" // credits bought (payment intent / checkout)
   | "bonus" // package bonus
   | "plan_credits" // monthly credits of a paid plan invoice
-  | "refund"
+  | "refund" // credits taken back when the payment that granted them was refunded (negative)
+  | "dispute" // credits taken back when a payment's funds were withdrawn by a dispute (negative), given back when reinstated
   | "adjustment" // manual, by an operator
   | "hold" // credits reserved by a gateway instance for the requests it serves (negative)
   | "settle" // one request's charge, drawn from a reservation (amount 0: the reservation already took the money; `cost` says how much; `meta`: the request's usage record)
@@ -31,7 +32,7 @@ export interface LedgerEntry {
   createdAt: Date;
 }
 
-export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "adjustment";
+export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "dispute" | "adjustment";
 
 export interface CreditResult {
   /** false when the idempotency key was already used: nothing changed */
@@ -61,7 +62,7 @@ export interface Ledger {
    * (credits already spent) what there is, the rest recorded as `shortfall` in the entry's meta. Unused credits this
    * instance reserved of the user are given back first, so they are taken too.
    */
-  debit(userId: string, amount: number, opts: { kind: "refund"; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<DebitResult>;
+  debit(userId: string, amount: number, opts: { kind: "refund" | "dispute"; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<DebitResult>;
   /** the entries written under these idempotency keys (those that exist) */
   entriesByKeys(keys: string[]): Promise<LedgerEntry[]>;
   /** reserves `amount` when the balance covers it; never lets the balance go below zero */

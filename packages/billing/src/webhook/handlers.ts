@@ -1,8 +1,7 @@
 import type Stripe from "stripe";
 import { bonusMicrosFor, findPlan } from "../catalog";
 import { planIdForPrice } from "../plan-prices";
-import { grantPurchase, purchaseGrantKeys } from "../purchases";
-import { grantOf, takeBackRefunded, type Grant } from "../refunds";
+import { grantPurchase } from "../purchases";
 import type { BillingRuntime } from "../runtime";
 import type { Purchase } from "../store/purchases";
 import { isKnownUser, metadataUserId, planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
@@ -15,9 +14,9 @@ const MAX_STRIPE_CENTS = 99_999_999;
 export type Outcome = string;
 
 /** The ledger key of an invoice's plan credits. */
-const invoiceGrantKey = (invoiceId: string): string => `inv:${invoiceId}`;
+export const invoiceGrantKey = (invoiceId: string): string => `inv:${invoiceId}`;
 
-async function purchaseFor(rt: BillingRuntime, metadata: Stripe.Metadata | null | undefined, paymentIntentId: string | undefined): Promise<Purchase | null> {
+export async function purchaseFor(rt: BillingRuntime, metadata: Stripe.Metadata | null | undefined, paymentIntentId: string | undefined): Promise<Purchase | null> {
   const purchaseId: unknown = metadata?.purchase_id;
   if (typeof purchaseId === "string" && purchaseId !== "") {
     const purchase = await rt.stores.purchases.byId(purchaseId);
@@ -97,16 +96,8 @@ export async function onSubscriptionEvent(rt: BillingRuntime, event: Stripe.Even
   return `subscription ${sub.id} ${status}`;
 }
 
-const record = (value: unknown): Record<string, unknown> | undefined =>
+export const record = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined;
-
-/** A processor object reference (an id, or the expanded object) as its id; anything else as absent. */
-function idField(value: unknown): string | undefined {
-  const id = typeof value === "string" ? value : record(value)?.id;
-  return typeof id === "string" && id !== "" ? id : undefined;
-}
-
-const isCents = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /** The subscription an invoice bills: under `parent` in current API versions, at the top level in older ones. */
 function subscriptionOfInvoice(invoice: Stripe.Invoice): { id?: string; metadata?: Stripe.Metadata | null } {
@@ -198,28 +189,4 @@ export async function onInvoiceFailed(rt: BillingRuntime, event: Stripe.Event, i
     rt.logger.info({ userId: ctx.userId, ...details }, "subscription payment failed (no mailer configured)");
   }
   return `subscription ${ctx.subscriptionId} past_due`;
-}
-
-/**
- * What the money a charge took had granted: an invoice's plan credits (the charge names the invoice in API versions
- * that have the field), else the purchase of its payment intent. A purchase whose payment event has not arrived yet
- * is granted first (the refunded charge proves the payment), so the take-back never precedes the grant.
- */
-async function grantOfCharge(rt: BillingRuntime, charge: Stripe.Charge): Promise<Grant | null> {
-  const invoiceId = idField(record(charge)?.invoice);
-  if (invoiceId) return grantOf(rt, [invoiceGrantKey(invoiceId)]);
-  const paymentIntentId = idField(charge.payment_intent);
-  const purchase = await purchaseFor(rt, charge.metadata, paymentIntentId);
-  if (!purchase) return null;
-  if (charge.paid === true) await grantPurchase(rt, purchase, paymentIntentId);
-  return grantOf(rt, purchaseGrantKeys(purchase));
-}
-
-/** charge.refunded: the credits the charge's money granted are taken back in proportion to the refunded amount (cumulative). */
-export async function onChargeRefunded(rt: BillingRuntime, charge: Stripe.Charge): Promise<Outcome> {
-  const { amount, amount_refunded: refunded } = charge;
-  if (!isCents(amount) || amount === 0 || !isCents(refunded)) return "ignored: charge without valid amounts";
-  const grant = await grantOfCharge(rt, charge);
-  if (!grant) return "ignored: refund of a payment that granted nothing";
-  return takeBackRefunded(rt, grant, { chargeId: charge.id, amountCents: amount, refundedCents: refunded });
 }

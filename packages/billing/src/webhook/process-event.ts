@@ -1,7 +1,8 @@
 import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
 import { isLiveKey } from "../stripe/client";
-import { onChargeRefunded, onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
+import { onChargeRefunded, onDisputeFunds } from "./charge-handlers";
+import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
 import { verifyWebhookEvent } from "./verify";
 
 /** A claim older than this whose delivery never finished (crashed instance) is taken over by a redelivery. */
@@ -23,6 +24,10 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
       return onInvoiceFailed(rt, event, event.data.object);
     case "charge.refunded":
       return onChargeRefunded(rt, event.data.object);
+    case "charge.dispute.funds_withdrawn":
+      return onDisputeFunds(rt, event.data.object, false);
+    case "charge.dispute.funds_reinstated":
+      return onDisputeFunds(rt, event.data.object, true);
     default:
       return `ignored: unhandled type ${event.type}`;
   }

@@ -74,6 +74,7 @@ const HISTORY_LABELS: Record<HistoryEntry["type"], string> = {
   bonus: "Package bonus",
   plan_credits: "Plan credits",
   refund: "Refund (credits taken back)",
+  dispute: "Payment dispute",
   adjustment: "Adjustment",
   hold: "Request hold",
   settle: "Request charge",
