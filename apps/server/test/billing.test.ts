@@ -347,6 +347,29 @@ describe("billing behaviour against a stateful fake Stripe", () => {
     expect((await server.app.context.plans.planFor(u.id)).id).toBe("free");
   });
 
+  it("cancels at the end of the period again after the subscription was resumed at Stripe: Stripe is asked again", async () => {
+    const u = await user();
+    const created = await call(server, "POST", "/api/billing/create-subscription", { cookie: u.cookie, body: { plan_id: "pro", payment_method_id: "pm_card_visa" } });
+    expect(created.status).toBe(200);
+    const first = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie, body: {} });
+    expect(first.body).toMatchObject({ status: "active", cancel_at_period_end: true });
+    // the customer resumes it in Stripe's customer portal; Stripe announces it
+    const sub = fake.objects.get(created.body.subscription_id as string) as Record<string, unknown>;
+    sub.cancel_at_period_end = false;
+    const resumedAt = Math.floor(server.clock.now() / 1000) + 60;
+    expect((await deliver(server, stripeEvent("customer.subscription.updated", { ...sub }, { created: resumedAt }))).status).toBe(200);
+    expect((await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie })).body.subscription).toMatchObject({ cancel_at_period_end: false });
+
+    const again = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: u.cookie, body: {} });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ...created.body, cancel_at_period_end: true });
+    // a fresh request reached Stripe (its idempotency key replays the first cancel's answer for 24 h, changing nothing)
+    const keys = fake.requests.filter((r) => r.method === "POST" && r.path === `/v1/subscriptions/${sub.id as string}`).map((r) => r.idempotencyKey);
+    expect(new Set(keys).size).toBe(2);
+    expect(sub.cancel_at_period_end).toBe(true);
+    expect((await call(server, "GET", "/api/billing/subscription", { cookie: u.cookie })).body.subscription).toEqual(again.body);
+  });
+
   it("cancels at once with at_period_end false: free plan now; nothing left to cancel is a 404", async () => {
     const free = await user();
     const nothing = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: free.cookie, body: {} });

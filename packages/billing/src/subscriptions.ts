@@ -167,9 +167,12 @@ export async function cancelSubscription(rt: BillingRuntime, userId: string, inp
   if (!atPeriodEnd) return subscriptionView(await cancelNow(rt, current.snapshot), current.plan);
   if (current.snapshot.cancelAtPeriodEnd) return subscriptionView(current.snapshot, current.plan);
   const stripe = requireStripe(rt.stripe);
+  // Keyed by the state being replaced: a retry of this cancel is replayed, but a cancel after the subscription was
+  // resumed at Stripe (customer portal) must reach Stripe again, not get the first cancel's stored answer (24 h).
+  const replaces = `${current.snapshot.subscriptionId}:${current.snapshot.id}`;
   let sub: Stripe.Subscription;
   try {
-    sub = await stripe.subscriptions.update(current.snapshot.subscriptionId, { cancel_at_period_end: true }, { idempotencyKey: `cancel-at-period-end:${current.snapshot.subscriptionId}` });
+    sub = await stripe.subscriptions.update(current.snapshot.subscriptionId, { cancel_at_period_end: true }, { idempotencyKey: `cancel-at-period-end:${replaces}` });
   } catch (err) {
     throw toPaymentError(err);
   }
@@ -177,7 +180,7 @@ export async function cancelSubscription(rt: BillingRuntime, userId: string, inp
   const at = Math.floor(rt.clock.now() / 1000);
   const snapshot: SubscriptionSnapshot = {
     ...current.snapshot,
-    id: `api:${sub.id}:cancel-at-period-end`,
+    id: `api:cancel-at-period-end:${replaces}`,
     status: toSubscriptionStatus(sub.status) ?? current.snapshot.status,
     // newer than the state it replaces, even when that one is from the same second
     at: Math.max(at, current.snapshot.at + 1),
