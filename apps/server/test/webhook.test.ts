@@ -306,6 +306,23 @@ describe("POST /api/billing/webhook", () => {
       expect(await ctx().ledger.balance(userId)).toBe(0);
     });
 
+    it("keeps a cancellation at period end through a later failed retry of the invoice", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const sub = await subscribed(user.id);
+      const invoice = { id: `in_retry_${newId("x")}`, object: "invoice", customer: sub.customer, amount_due: 2000, currency: "usd",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
+      expect((await deliver(server, stripeEvent("invoice.payment_failed", invoice, { created: nowSeconds() + 60 }))).status).toBe(200);
+      sub.status = "past_due"; // as Stripe has it now
+      const cancelled = await call(server, "POST", "/api/billing/cancel-subscription", { cookie: user.cookie, body: {} });
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: "past_due", cancel_at_period_end: true });
+      // Stripe retries the invoice; it fails again
+      expect((await deliver(server, stripeEvent("invoice.payment_failed", invoice, { created: nowSeconds() + 120 }))).status).toBe(200);
+      const view = await call(server, "GET", "/api/billing/subscription", { cookie: user.cookie });
+      expect(view.body.subscription).toEqual(cancelled.body);
+    });
+
     it("ignores subscription events for unknown customers", async () => {
       const stranger = { id: "sub_unknown", object: "subscription", customer: "cus_unknown", status: "active", metadata: { user_id: "usr_nobody" }, items: { data: [] } };
       const res = await deliver(server, stripeEvent("customer.subscription.created", stranger));

@@ -175,6 +175,8 @@ export async function onInvoiceFailed(rt: BillingRuntime, event: Stripe.Event, i
     at: event.created,
     periodStart: ctx.latest?.periodStart,
     periodEnd: ctx.latest?.periodEnd,
+    // a failed payment changes the status only: a cancellation at period end still stands
+    cancelAtPeriodEnd: ctx.latest?.cancelAtPeriodEnd,
   }, rt.now());
   rt.plans.invalidate(ctx.userId);
   const details = { planName: plan?.name ?? ctx.planId, amountDue: (invoice.amount_due ?? 0) / 100, currency: invoice.currency ?? "usd" };
