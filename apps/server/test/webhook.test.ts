@@ -252,6 +252,22 @@ describe("POST /api/billing/webhook", () => {
       expect(await ctx().ledger.balance(userId)).toBe(220 * MICROS);
     });
 
+    it("grants an invoice's plan credits on invoice.paid too (an invoice marked paid out of band sends only that), once with invoice.payment_succeeded", async () => {
+      const userId = newUser();
+      const sub = await subscribed(userId);
+      const invoice = (id: string) => ({
+        id, object: "invoice", customer: sub.customer, amount_paid: 2000, amount_due: 2000, currency: "usd", status: "paid",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+      });
+      const outOfBand = invoice(`in_oob_${newId("x")}`);
+      expect((await deliver(server, stripeEvent("invoice.paid", outOfBand))).status).toBe(200);
+      expect(await ctx().ledger.balance(userId)).toBe(20 * MICROS);
+      const charged = invoice(`in_charged_${newId("x")}`);
+      const statuses = await deliverConcurrently(server, [stripeEvent("invoice.paid", charged), stripeEvent("invoice.payment_succeeded", charged), stripeEvent("invoice.paid", charged)]);
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(await ctx().ledger.balance(userId)).toBe(40 * MICROS);
+    });
+
     it("understands invoices in the older API shape (top-level subscription, line price)", async () => {
       const userId = newUser();
       const sub = await subscribed(userId);

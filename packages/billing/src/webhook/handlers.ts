@@ -146,7 +146,7 @@ async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Prom
   return { userId, subscriptionId: sub.id, latest, planId };
 }
 
-/** invoice.payment_succeeded: the plan's monthly credits, once per invoice. */
+/** invoice.payment_succeeded or invoice.paid: the plan's monthly credits, once per invoice. */
 export async function onInvoicePaid(rt: BillingRuntime, invoice: Stripe.Invoice): Promise<Outcome> {
   const ctx = await invoiceContext(rt, invoice);
   if (!ctx) return "ignored: invoice of an unknown subscription or user";

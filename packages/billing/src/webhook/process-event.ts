@@ -18,6 +18,8 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
     case "customer.subscription.updated":
     case "customer.subscription.deleted":
       return onSubscriptionEvent(rt, event, event.data.object);
+    // both announce a paid invoice (an invoice marked paid out of band sends invoice.paid only); granted once per invoice
+    case "invoice.paid":
     case "invoice.payment_succeeded":
       return onInvoicePaid(rt, event.data.object);
     case "invoice.payment_failed":
