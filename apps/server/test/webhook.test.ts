@@ -589,6 +589,21 @@ describe("POST /api/billing/webhook", () => {
       expect(await res.json()).toEqual({ received: true });
     }
     expect(await ctx().ledger.balance(user.id)).toBe(0);
+
+    // ids that are not strings, lists that are not arrays, a time that is not a number: 200 ignored, not 500
+    const meta = { user_id: user.id, plan_id: "pro" };
+    for (const event of [
+      stripeEvent("payment_intent.succeeded", { ...intent, id: { $ne: null }, amount: 5000, metadata: {} }),
+      stripeEvent("customer.subscription.updated", { id: { $ne: null }, object: "subscription", status: "active", metadata: meta }),
+      stripeEvent("customer.subscription.created", { id: `sub_odd_${newId("x")}`, object: "subscription", status: "active", metadata: meta, items: { data: [{ price: { id: { $gt: "" } } }] } }),
+      { ...stripeEvent("customer.subscription.updated", { id: `sub_odd_${newId("x")}`, object: "subscription", status: "active", metadata: meta }), created: "soon" },
+      stripeEvent("invoice.payment_succeeded", { id: `in_odd_${newId("x")}`, object: "invoice", subscription: { id: { $ne: null } } }),
+      stripeEvent("invoice.payment_succeeded", { id: `in_odd_${newId("x")}`, object: "invoice", subscription: "sub_odd", lines: { data: "x" } }),
+    ]) {
+      const res = await deliver(server, event);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+    }
   });
 
   it("answers 200 and ignores unknown event types", async () => {

@@ -18,8 +18,9 @@ export function subscriptionPeriod(sub: Stripe.Subscription): { start?: number; 
   };
 }
 
+// a signed event's ids are strings; anything else is no id (never a query operator)
 const idOf = (value: string | { id: string } | null | undefined): string | undefined =>
-  typeof value === "string" ? value : value?.id;
+  typeof value === "string" ? value : typeof value?.id === "string" ? value.id : undefined;
 
 /**
  * Which configured plan a subscription is for: its price first (a plan change at the processor, in its dashboard or

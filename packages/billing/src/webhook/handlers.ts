@@ -117,7 +117,8 @@ function subscriptionOfInvoice(invoice: Stripe.Invoice): { id?: string; metadata
  * that a plan change's proration invoice, which lists the old plan's unused time first, names the new plan.
  */
 function priceOfInvoice(invoice: Stripe.Invoice): string | undefined {
-  const lines = (invoice.lines?.data ?? []).map(record);
+  const data: unknown = invoice.lines?.data;
+  const lines = (Array.isArray(data) ? data : []).map(record);
   const line = lines.find((l) => typeof l?.amount === "number" && l.amount > 0) ?? lines[0];
   const details = record(record(line?.pricing)?.price_details);
   const price = details?.price ?? line?.price;

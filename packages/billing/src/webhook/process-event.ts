@@ -9,6 +9,10 @@ import { verifyWebhookEvent } from "./verify";
 const STALE_CLAIM_MS = 2 * 60_000;
 
 async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcome> {
+  // what the handlers key on; Stripe always sends both, so anything else is ignored rather than a 500 (and redelivery)
+  const objectId: unknown = (event.data.object as { id?: unknown }).id;
+  if (typeof objectId !== "string" || objectId === "") return "ignored: object without a string id";
+  if (!Number.isSafeInteger(event.created)) return "ignored: event without a numeric created time";
   switch (event.type) {
     case "payment_intent.succeeded":
       return onPaymentIntentSucceeded(rt, event.data.object);
