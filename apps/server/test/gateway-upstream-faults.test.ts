@@ -88,6 +88,37 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(reply.promptTokens + 2 * reply.completionTokens);
   });
 
+  it("a non-streamed answer whose connection breaks mid-body, before anything reached the client, is retried; past the retries it is 502 at no cost", async () => {
+    const user = await fundedUser(server, 1);
+    const messages = [{ role: "user", content: "one two three" }];
+    const charged = async () => 1_000_000 - (await balanceMicros(server, user.userId));
+    fakes.textA.failNext(1, { kind: "truncate" });
+    const chat = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100 });
+    expect(chat.status).toBe(200);
+    const reply = fakeChatReply(messages, 100);
+    expect((await readJson(chat)).choices[0].message.content).toBe(reply.content);
+    expect(fakes.textA.requests).toHaveLength(2);
+    expect(await charged()).toBe(reply.promptTokens + 2 * reply.completionTokens);
+
+    fakes.clearAll();
+    fakes.speech.failNext(1, { kind: "truncate" }, { path: "/v1/text-to-speech" });
+    const speech = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Rachel" });
+    expect(speech.status).toBe(200);
+    expect((await readJson(speech)).object).toBe("speech.generation");
+    expect(fakes.speech.requests.filter((r) => r.path.startsWith("/v1/text-to-speech"))).toHaveLength(2);
+    // 5 characters at 15 micro-dollars each
+    expect(await charged()).toBe(reply.promptTokens + 2 * reply.completionTokens + 75);
+
+    fakes.clearAll();
+    fakes.textA.failNext(2, { kind: "truncate" });
+    const broken = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100 });
+    expect(broken.status).toBe(502);
+    expect((await readJson(broken)).error).toEqual({ code: "upstream_error", type: "api_error", message: "The upstream answer broke off before it finished." });
+    // UPSTREAM_MAX_RETRIES=1: two attempts
+    expect(fakes.textA.requests).toHaveLength(2);
+    expect(await charged()).toBe(reply.promptTokens + 2 * reply.completionTokens + 75);
+  });
+
   it("an upstream 429/503 whose Retry-After is longer than the gateway waits is a 502 carrying that Retry-After, streamed or not, at no cost", async () => {
     const user = await fundedUser(server, 1);
     const messages = [{ role: "user", content: "one two three" }];

@@ -293,11 +293,15 @@ describe("failures", () => {
     expect((await caught(() => chat())).code).toBe("upstream_error");
   });
 
-  it("rejects a truncated JSON body as an answer that broke off", async () => {
+  it("retries a JSON body that broke off (nothing reached the client), then rejects it as an answer that broke off", async () => {
     h.fakes.textA.failNext(1, { kind: "truncate" });
+    await expect(chat()).resolves.toMatchObject({ finishReason: "stop" });
+    expect(h.fakes.textA.requests).toHaveLength(2);
+    h.fakes.textA.failNext(3, { kind: "truncate" });
     const err = await caught(() => chat());
     // the provider was reached and began answering: not "could not be reached"
     expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream answer broke off before it finished." });
+    expect(h.fakes.textA.requests).toHaveLength(5);
   });
 
   it("cancels the upstream request when the caller aborts", async () => {

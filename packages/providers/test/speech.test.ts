@@ -63,11 +63,13 @@ describe("text-to-speech", () => {
     }
   });
 
-  it("rejects a non-audio 200 and a truncated body", async () => {
+  it("rejects a non-audio 200 and a body truncated past the retries, and retries one truncated body", async () => {
     await tts("Rachel");
     h.fakes.speech.failNext(1, { kind: "wrong-shape" }, { path: "/v1/text-to-speech" });
     expect((await caught(() => tts("Rachel"))).code).toBe("upstream_error");
     h.fakes.speech.failNext(1, { kind: "truncate" }, { path: "/v1/text-to-speech" });
+    await expect(tts("Rachel")).resolves.toMatchObject({ contentType: "audio/mpeg" });
+    h.fakes.speech.failNext(3, { kind: "truncate" }, { path: "/v1/text-to-speech" });
     const err = await caught(() => tts("Rachel"));
     expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream answer broke off before it finished." });
   });

@@ -103,10 +103,7 @@ export class UpstreamClient {
 
   /** A JSON answer (2xx); invalid JSON is an upstream_error. */
   async json(call: UpstreamCall): Promise<unknown> {
-    const text = await this.withDeadline(call, async (attempt) => {
-      const res = await this.send(call, attempt, this.budget(call));
-      return this.readBody(attempt, () => res.body.text());
-    });
+    const text = await this.withDeadline(call, (attempt) => this.answer(call, attempt, (res) => res.body.text()));
     try {
       return JSON.parse(text) as unknown;
     } catch {
@@ -116,11 +113,10 @@ export class UpstreamClient {
 
   /** A binary answer (audio, images). */
   async bytes(call: UpstreamCall): Promise<UpstreamBytes> {
-    return this.withDeadline(call, async (attempt) => {
-      const res = await this.send(call, attempt, this.budget(call));
-      const data = Buffer.from(await this.readBody(attempt, () => res.body.arrayBuffer()));
-      return { data, contentType: headerValue(res.headers, "content-type") ?? "application/octet-stream" };
-    });
+    return this.withDeadline(call, (attempt) => this.answer(call, attempt, async (res) => ({
+      data: Buffer.from(await res.body.arrayBuffer()),
+      contentType: headerValue(res.headers, "content-type") ?? "application/octet-stream",
+    })));
   }
 
   /**
@@ -178,12 +174,21 @@ export class UpstreamClient {
     }
   }
 
-  /** Reads a 2xx answer's body: the provider was reached, so a connection lost now broke the answer off. */
-  private async readBody<T>(attempt: Attempt, read: () => Promise<T>): Promise<T> {
-    try {
-      return await read();
-    } catch (err) {
-      throw this.toAppError(err, attempt, answerBrokenOffError);
+  /**
+   * Sends and reads a 2xx answer's body. The provider was reached, so a connection lost now broke the answer off;
+   * nothing of it has reached the client yet, so it is retried like a connection lost before the answer.
+   */
+  private async answer<T>(call: UpstreamCall, attempt: Attempt, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
+    const budget = this.budget(call);
+    for (;;) {
+      const res = await this.send(call, attempt, budget);
+      try {
+        return await read(res);
+      } catch (err) {
+        if (attempt.stopped() || budget.retriesLeft <= 0 || classifyTransportError(err) !== "connection") throw this.toAppError(err, attempt, answerBrokenOffError);
+        budget.retriesLeft--;
+        await sleep(backoffDelayMs(this.options.retry, budget.used++), attempt.signal);
+      }
     }
   }
 
