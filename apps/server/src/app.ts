@@ -6,6 +6,7 @@ import { systemClock, type Clock } from "@gw/shared";
 import type { Logger } from "pino";
 import type { AppContext } from "./context";
 import { onClientError, onUnsupportedExpectation } from "./http/client-error";
+import { continueOnRead } from "./http/expect-continue";
 import { errorHandler, notFound } from "./http/errors";
 import { DirectRoutes } from "./http/direct-routes";
 import { createLogger } from "./http/logger";
@@ -70,7 +71,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     createServer() {
       const { options, listener } = direct.server(app, { before: common, notFound, onError });
       // Errors Node answers itself, before the app sees a request, in the spec's error shape as well.
-      return createServer(options, listener).on("clientError", onClientError).on("checkExpectation", onUnsupportedExpectation);
+      return createServer(options, listener)
+        .on("clientError", onClientError)
+        .on("checkContinue", continueOnRead(listener))
+        .on("checkExpectation", onUnsupportedExpectation);
     },
     context,
     async shutdown() {
