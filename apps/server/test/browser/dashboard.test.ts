@@ -40,7 +40,7 @@ describe("dashboard in a real browser", () => {
   it("sends a visitor of a protected page to log in without showing the page first", async () => {
     await page.goto(url("/dashboard/keys"));
     await page.waitForURL(/\/login\?next=%2Fdashboard%2Fkeys$/);
-    await expect(page.getByRole("heading", { name: "Log in" }).isVisible()).resolves.toBe(true);
+    await page.getByRole("heading", { name: "Log in" }).waitFor();
     await screenshot(page, "login");
   });
 
@@ -58,7 +58,7 @@ describe("dashboard in a real browser", () => {
     await screenshot(page, "signup");
     await page.getByRole("button", { name: "Create account" }).click();
     await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
-    await expect(page.getByText(email).isVisible()).resolves.toBe(true);
+    await page.getByText(email).waitFor();
   });
 
   it("verifies the e-mail through the mailed link", async () => {
@@ -98,7 +98,7 @@ describe("dashboard in a real browser", () => {
     await shown.waitFor();
     apiKey = (await shown.textContent()) ?? "";
     expect(apiKey).toMatch(/^ak-live-[A-Za-z0-9]{32,}$/);
-    await expect(page.getByText("You won't see it again").isVisible()).resolves.toBe(true);
+    await page.getByText("You won't see it again").waitFor();
     await page.getByRole("button", { name: "Copy key" }).click();
     await page.getByRole("button", { name: "Copied!" }).waitFor();
     // Evaluated as text: the server project has no DOM types.
@@ -161,7 +161,7 @@ describe("dashboard in a real browser", () => {
   it("sends the buyer to the checkout URL from the billing page", async () => {
     await page.getByRole("link", { name: "Billing" }).click();
     await page.getByRole("button", { name: "Buy $50.00" }).waitFor();
-    await expect(page.getByText("+ $5.00 bonus").isVisible()).resolves.toBe(true);
+    await page.getByText("+ $5.00 bonus").waitFor();
     await screenshot(page, "billing");
     const created = page.waitForResponse((r) => r.url().includes("billing.createCheckoutSession"));
     await page.getByRole("button", { name: "Buy $10.00" }).click();
