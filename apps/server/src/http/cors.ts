@@ -1,10 +1,11 @@
 import type { RequestHandler, Response } from "express";
 
 /**
- * The gateway's own headers a browser client reads (request id, cost, limits, replay, deprecation): CORS hides every
- * response header but a safelisted few unless they are named here.
+ * The gateway's own headers a browser client reads (request id, cost, limits, replay, deprecation, and the OpenAI
+ * SDKs' retry hint x-should-retry, without which a browser SDK retries a 409 or 503 that says not to): CORS hides
+ * every response header but a safelisted few unless they are named here.
  */
-const EXPOSED_HEADERS = "X-Request-Id, X-Request-Cost, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed, Deprecation";
+const EXPOSED_HEADERS = "X-Request-Id, X-Request-Cost, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed, Deprecation, X-Should-Retry";
 /** Chromium caps a cached preflight at 2 hours; Firefox would keep it a day. */
 const MAX_AGE_SECONDS = "7200";
 /** A header-name list as Access-Control-Request-Headers carries it; anything else is not echoed. */

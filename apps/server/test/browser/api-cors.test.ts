@@ -44,7 +44,7 @@ describe("a browser app on another origin calls the gateway with an API key", ()
     page.evaluate(async ({ url, headers, body }) => {
       try {
         const res = await fetch(url, { method: body === undefined ? "GET" : "POST", headers, body });
-        const names = ["x-request-id", "x-request-cost", "x-ratelimit-limit", "x-ratelimit-remaining", "retry-after"];
+        const names = ["x-request-id", "x-request-cost", "x-ratelimit-limit", "x-ratelimit-remaining", "retry-after", "x-should-retry"];
         return { status: res.status, headers: Object.fromEntries(names.map((n) => [n, res.headers.get(n)])), body: await res.json() as unknown };
       } catch (err) {
         return String(err);
@@ -71,6 +71,13 @@ describe("a browser app on another origin calls the gateway with an API key", ()
   it("reads a refusal: 401 in the spec's shape", async () => {
     const seen = await call("/api/v1/task", sdkHeaders(), chat);
     expect(seen).toMatchObject({ status: 401, body: { error: { code: "invalid_api_key" } } });
+  });
+
+  it("reads x-should-retry: false on a key reused for another request (409), so a browser SDK does not retry it", async () => {
+    const headers = { ...sdkHeaders(user.key), "idempotency-key": `browser-reuse-${Math.random()}` };
+    expect(await call("/v1/chat/completions", headers, chat)).toMatchObject({ status: 200 });
+    const seen = await call("/v1/chat/completions", headers, JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "other" }], max_tokens: 5 }));
+    expect(seen).toMatchObject({ status: 409, headers: { "x-should-retry": "false" }, body: { error: { code: "conflict" } } });
   });
 
   it("cannot read a session route", async () => {
