@@ -143,6 +143,22 @@ export class IdempotencyStore {
     });
   }
 
+  /**
+   * What a request that is still making progress calls (a stream, at each event): its pending record is kept fresh,
+   * at most once per quarter of the pending TTL, so that a stream that keeps sending past that TTL (nothing cuts it)
+   * is not taken for one a crashed instance left behind, which would let a duplicate run and pay a second time.
+   */
+  keeper(id: string): () => void {
+    let touched = this.opts.now();
+    return () => {
+      const now = this.opts.now();
+      if (now - touched < this.opts.pendingTtlMs / 4) return;
+      touched = now;
+      // an expired record's removal names its createdAt, so it cannot remove the record once refreshed
+      void this.model.updateOne({ _id: id, state: "pending" }, { $set: { createdAt: new Date(now) } }).catch(() => undefined);
+    };
+  }
+
   async abandon(id: string): Promise<void> {
     await this.model.deleteOne({ _id: id, state: "pending" });
   }

@@ -59,9 +59,10 @@ function replay(res: Response, answer: StoredAnswer): void {
 /**
  * Records the events a streamed answer writes. A stream that ended with `[DONE]` is complete and handed to `store`;
  * that closing event is held back until the answer is stored, so a client that retries as soon as its stream ended
- * gets the replay. Any other end (an error event after output began, a client gone) goes to `abandon` first.
+ * gets the replay. Any other end (an error event after output began, a client gone) goes to `abandon` first. Each
+ * event written tells `progress` the stream is still alive.
  */
-function recordStream(res: Response, store: (events: string) => Promise<void>, abandon: () => Promise<void>): void {
+function recordStream(res: Response, store: (events: string) => Promise<void>, abandon: () => Promise<void>, progress: () => void): void {
   const events: string[] = [];
   let complete = false;
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
@@ -72,6 +73,7 @@ function recordStream(res: Response, store: (events: string) => Promise<void>, a
       return true;
     }
     if (typeof chunk === "string") events.push(chunk);
+    progress();
     return write(chunk, ...rest);
   }) as Response["write"];
   res.end = ((...args: unknown[]) => {
@@ -133,7 +135,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
       void complete({ format: "json", status: res.statusCode, body, headers: keptHeaders(res) }).finally(() => send(body));
       return res;
     };
-    if (streamed(req)) recordStream(res, (events) => complete({ format: "sse", status: 200, body: events, headers: keptHeaders(res) }), abandon);
+    if (streamed(req)) recordStream(res, (events) => complete({ format: "sse", status: 200, body: events, headers: keptHeaders(res) }), abandon, store.keeper(id));
     res.once("close", () => void abandon());
     next();
   };
