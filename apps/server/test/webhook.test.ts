@@ -492,6 +492,39 @@ describe("POST /api/billing/webhook", () => {
       expect((await deliver(server, refundEvent(charge, 10_000, { invoice: { id: invoiceId, object: "invoice" } }))).status).toBe(200);
       await expectBalance(userId, 0);
     });
+
+    it("a refund or dispute of an invoice's charge shaped as the current API version (no charge.invoice) finds the invoice through its payment", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const view = await billing.createSubscription(ctx(), user.id, { plan_id: "team", payment_method_id: "pm_card_visa" });
+      const sub = fake.objects.get(view.subscription_id) as Record<string, unknown>;
+      const paid = async (amountPaid: number) => {
+        const invoiceId = `in_current_${newId("x")}`;
+        const paymentIntentId = `pi_${invoiceId}`;
+        fake.objects.set(`inpay_${invoiceId}`, { id: `inpay_${invoiceId}`, object: "invoice_payment", invoice: invoiceId, amount_paid: amountPaid,
+          amount_requested: amountPaid, currency: "usd", is_default: true, status: "paid", payment: { type: "payment_intent", payment_intent: paymentIntentId }, livemode: false });
+        const invoice = { id: invoiceId, object: "invoice", customer: sub.customer, amount_paid: amountPaid, currency: "usd", status: "paid",
+          parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
+        expect((await deliver(server, stripeEvent("invoice.paid", invoice))).status).toBe(200);
+        return { id: paymentIntentId, amount: amountPaid };
+      };
+      const refunded = await paid(10_000);
+      await expectBalance(user.id, 110 * MICROS);
+      expect((await deliver(server, refundEvent(refunded, 2_500))).status).toBe(200);
+      await expectBalance(user.id, 82.5 * MICROS);
+      const disputed = await paid(10_000);
+      await expectBalance(user.id, 192.5 * MICROS);
+      // the dispute names its charge by id only (not expanded): the invoice payment gives the charged amount
+      const dp = { id: `dp_${newId("x")}`, object: "dispute", amount: 5_000, currency: "usd", charge: `ch_${disputed.id}`, payment_intent: disputed.id,
+        status: "needs_response", reason: "fraudulent", balance_transactions: [], metadata: {} };
+      const res = await deliver(server, stripeEvent("charge.dispute.funds_withdrawn", dp));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+      await expectBalance(user.id, 137.5 * MICROS);
+      const history = await call(server, "GET", "/api/billing/history", { cookie: user.cookie });
+      const entries = (history.body as { entries: Array<{ type: string; amount: number }> }).entries;
+      expect(entries.slice(0, 4).map((e) => [e.type, e.amount])).toEqual([["dispute", -55], ["plan_credits", 110], ["refund", -27.5], ["plan_credits", 110]]);
+    });
   });
 
   describe("charge.dispute.funds_withdrawn / funds_reinstated", () => {

@@ -17,7 +17,7 @@ export interface FakeStripe {
   url: string;
   /** every request received, oldest first */
   requests: FakeStripeRequest[];
-  /** stored objects by id (customers, payment intents, prices, subscriptions, checkout sessions) */
+  /** stored objects by id (customers, payment intents, prices, subscriptions, checkout sessions, invoice payments) */
   objects: Map<string, Json>;
   close(): Promise<void>;
 }
@@ -132,6 +132,14 @@ export async function startFakeStripe(options: { now?: () => number } = {}): Pro
         return sub;
       }
     }
+    // an invoice's payments (tests store `invoice_payment` objects): filtered by payment intent as Stripe's list is
+    if (resource === "invoice_payments" && method === "GET" && !objectId) {
+      const payment = (body.payment ?? {}) as Json;
+      const data = [...objects.values()].filter((o) => o.object === "invoice_payment"
+        && (!str(body.invoice) || o.invoice === body.invoice)
+        && (!str(payment.payment_intent) || (o.payment as Json | undefined)?.payment_intent === payment.payment_intent));
+      return { object: "list", url: "/v1/invoice_payments", has_more: false, data: data.slice(0, int(body.limit) || 10) };
+    }
     if (resource === "checkout" && objectId === "sessions" && method === "POST") {
       const csId = id("cs");
       return store({
@@ -146,8 +154,9 @@ export async function startFakeStripe(options: { now?: () => number } = {}): Pro
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? "GET";
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const body = await readBody(req);
+    const [path = "/", query = ""] = (req.url ?? "/").split("?");
+    // a GET's parameters come in the query string, in the same encoding as a POST's body
+    const body = method === "GET" && query ? (qs.parse(query, { depth: 10, arrayLimit: 100 }) as Json) : await readBody(req);
     const idempotencyKey = str(req.headers["idempotency-key"]);
     requests.push({ method, path, body, idempotencyKey });
     const replayKey = idempotencyKey ? `${method} ${path} ${idempotencyKey}` : undefined;

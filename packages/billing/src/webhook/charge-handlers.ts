@@ -13,16 +13,31 @@ function idField(value: unknown): string | undefined {
 const isCents = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /**
+ * The invoice a payment intent paid, asked of the processor: since API version 2025-03-31 (the one the gateway's
+ * client speaks) neither a charge nor a payment intent names its invoice, an invoice payment links them.
+ */
+async function invoicePaidBy(rt: BillingRuntime, paymentIntentId: string | undefined): Promise<{ invoiceId: string; amountCents: number } | null> {
+  if (!rt.stripe || !paymentIntentId) return null;
+  const { data } = await rt.stripe.invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntentId }, limit: 1 });
+  const payment = data.find((p) => idField(record(p.payment)?.payment_intent) === paymentIntentId);
+  const invoiceId = idField(payment?.invoice);
+  return payment && invoiceId ? { invoiceId, amountCents: isCents(payment.amount_paid) ? payment.amount_paid : 0 } : null;
+}
+
+/**
  * What the money a charge took had granted: an invoice's plan credits (the charge names the invoice in API versions
- * that have the field), else the purchase of its payment intent. With `grantFirst`, a purchase whose payment event
- * has not arrived yet is granted first (a refunded, paid charge proves the payment), so a take-back never precedes
- * its grant.
+ * that have the field, else the processor's invoice payment of its payment intent does), else the purchase of its
+ * payment intent. With `grantFirst`, a purchase whose payment event has not arrived yet is granted first (a
+ * refunded, paid charge proves the payment), so a take-back never precedes its grant.
  */
 async function grantOfCharge(rt: BillingRuntime, charge: Record<string, unknown>, paymentIntentId: string | undefined, grantFirst: boolean): Promise<Grant | null> {
   const invoiceId = idField(charge.invoice);
   if (invoiceId) return grantOf(rt, [invoiceGrantKey(invoiceId)]);
   const purchase = await purchaseFor(rt, record(charge.metadata) as Stripe.Metadata | undefined, paymentIntentId);
-  if (!purchase) return null;
+  if (!purchase) {
+    const invoice = await invoicePaidBy(rt, paymentIntentId);
+    return invoice ? grantOf(rt, [invoiceGrantKey(invoice.invoiceId)]) : null;
+  }
   if (grantFirst) await grantPurchase(rt, purchase, paymentIntentId);
   return grantOf(rt, purchaseGrantKeys(purchase));
 }
@@ -38,7 +53,7 @@ export async function onChargeRefunded(rt: BillingRuntime, charge: Stripe.Charge
 
 /**
  * The grant a dispute is about and the charged amount it is a share of: the charge when the event carries it
- * expanded, else the purchase of the dispute's payment intent (an invoice's plan credits need the expanded charge).
+ * expanded, else the purchase of the dispute's payment intent, else the invoice it paid (its invoice payment's amount).
  */
 async function disputedGrant(rt: BillingRuntime, dispute: Stripe.Dispute): Promise<{ grant: Grant; amountCents: number } | null> {
   const charge = record(dispute.charge);
@@ -48,8 +63,13 @@ async function disputedGrant(rt: BillingRuntime, dispute: Stripe.Dispute): Promi
     return grant ? { grant, amountCents: charge.amount } : null;
   }
   const purchase = await purchaseFor(rt, undefined, paymentIntentId);
-  const grant = purchase ? await grantOf(rt, purchaseGrantKeys(purchase)) : null;
-  return grant && purchase && purchase.amountCents > 0 ? { grant, amountCents: purchase.amountCents } : null;
+  if (!purchase) {
+    const invoice = await invoicePaidBy(rt, paymentIntentId);
+    const grant = invoice && invoice.amountCents > 0 ? await grantOf(rt, [invoiceGrantKey(invoice.invoiceId)]) : null;
+    return grant && invoice ? { grant, amountCents: invoice.amountCents } : null;
+  }
+  const grant = await grantOf(rt, purchaseGrantKeys(purchase));
+  return grant && purchase.amountCents > 0 ? { grant, amountCents: purchase.amountCents } : null;
 }
 
 /** charge.dispute.funds_withdrawn / funds_reinstated: the disputed share of the grant is taken back, then given back, each once. */
