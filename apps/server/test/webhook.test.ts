@@ -578,6 +578,18 @@ describe("POST /api/billing/webhook", () => {
       await expectBalance(userId, 15 * MICROS);
     });
 
+    it("a withdrawal and its reinstatement delivered at the same time leave the credits whole, each dispute once", async () => {
+      const userId = newUser();
+      const intent = await granted(userId, 100); // 115 granted
+      const disputes = Array.from({ length: 15 }, () => dispute(intent, 500));
+      const events = disputes.flatMap((dp) => [stripeEvent("charge.dispute.funds_withdrawn", dp), stripeEvent("charge.dispute.funds_reinstated", { ...dp, status: "won" })]);
+      // each pair sent side by side, so that the two of a dispute overlap
+      expect((await Promise.all(events.map((e) => deliver(server, e)))).map((r) => r.status)).toEqual(events.map(() => 200));
+      await expectBalance(userId, 115 * MICROS);
+      const net = (await ctx().ledger.entries(userId, { kinds: ["dispute"] })).reduce((sum, e) => sum + e.amount, 0);
+      expect(net).toBe(0);
+    });
+
     it("a reinstatement that arrives before its withdrawal leaves the withdrawal nothing to take; an unknown payment changes nothing", async () => {
       const userId = newUser();
       const intent = await granted(userId, 10);

@@ -32,6 +32,8 @@ const stepKey = (grantKey: string, fromCents: number): string => `${grantKey}:re
 
 const disputeKey = (grantKey: string, disputeId: string): string => `${grantKey}:dispute:${disputeId}`;
 const reinstatedKey = (grantKey: string, disputeId: string): string => `${disputeKey(grantKey, disputeId)}:reinstated`;
+/** The give-back of a withdrawal that a reinstatement racing it did not see. */
+const lateReinstatedKey = (grantKey: string, disputeId: string): string => `${reinstatedKey(grantKey, disputeId)}:late`;
 
 /** floor(micros × cents / total) without leaving integers (the product can pass 2^53). */
 const shareOf = (micros: number, cents: number, totalCents: number): number =>
@@ -91,6 +93,24 @@ export async function takeBackRefunded(rt: BillingRuntime, grant: Grant, refund:
 }
 
 /**
+ * A withdrawal and a reinstatement of one dispute delivered at the same time can each miss the other: the
+ * reinstatement records 0 and the withdrawal takes its share all the same. Each checks again once written; whichever
+ * was written second sees both and gives back what the withdrawal took, once. Returns the micro-dollars given back.
+ */
+async function giveBackRacedWithdrawal(rt: BillingRuntime, grant: Grant, disputeId: string): Promise<number> {
+  const entries = await rt.ledger.entriesByKeys([disputeKey(grant.key, disputeId), reinstatedKey(grant.key, disputeId)]);
+  const withdrawn = entries.find((e) => e.idempotencyKey === disputeKey(grant.key, disputeId));
+  const reinstated = entries.find((e) => e.idempotencyKey === reinstatedKey(grant.key, disputeId));
+  if (!withdrawn || !reinstated || reinstated.amount !== 0 || withdrawn.amount >= 0) return 0;
+  const result = await rt.ledger.credit(grant.userId, -withdrawn.amount, {
+    kind: "dispute",
+    idempotencyKey: lateReinstatedKey(grant.key, disputeId),
+    meta: { grant: grant.key, disputeId, reinstated: true },
+  });
+  return result.applied ? -withdrawn.amount : 0;
+}
+
+/**
  * A dispute's funds withdrawn: the disputed share of the grant is taken back like a full refund of that amount, once
  * per dispute (not after its reinstatement, should that event have come first).
  */
@@ -105,6 +125,7 @@ export async function takeBackDisputed(rt: BillingRuntime, grant: Grant, dispute
     meta: { grant: grant.key, disputeId: dispute.disputeId, disputedCents: dispute.disputedCents, amountCents: dispute.amountCents },
   });
   if (!result.applied) return `already taken back for dispute ${dispute.disputeId}`;
+  if ((await giveBackRacedWithdrawal(rt, grant, dispute.disputeId)) > 0) return `dispute ${dispute.disputeId} reinstated meanwhile: gave back what was taken`;
   logShortfall(rt, grant, result.shortfall, { disputeId: dispute.disputeId });
   return `took back ${result.taken} of ${grant.key} for dispute ${dispute.disputeId} (shortfall ${result.shortfall})`;
 }
@@ -120,5 +141,7 @@ export async function reinstateDisputed(rt: BillingRuntime, grant: Grant, disput
     idempotencyKey: reinstatedKey(grant.key, disputeId),
     meta: { grant: grant.key, disputeId, reinstated: true },
   });
-  return result.applied ? `gave back ${-(withdrawn?.amount ?? 0)} of ${grant.key} for dispute ${disputeId}` : `dispute ${disputeId} already reinstated`;
+  if (!result.applied) return `dispute ${disputeId} already reinstated`;
+  const late = withdrawn ? 0 : await giveBackRacedWithdrawal(rt, grant, disputeId);
+  return `gave back ${-(withdrawn?.amount ?? 0) + late} of ${grant.key} for dispute ${disputeId}`;
 }
