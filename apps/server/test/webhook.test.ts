@@ -347,6 +347,18 @@ describe("POST /api/billing/webhook", () => {
     });
   });
 
+  async function paidAndGranted(userId: string, amount: number): Promise<Record<string, unknown>> {
+    const intent = await paidIntent(userId, amount);
+    expect((await deliver(server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
+    return intent;
+  }
+
+  /** The exact balance, and that it equals the ledger's sum. */
+  async function expectBalance(userId: string, micros: number): Promise<void> {
+    await expectLedgerConsistent(server, [userId]);
+    expect(await ctx().ledger.balance(userId)).toBe(micros);
+  }
+
   describe("charge.refunded", () => {
     /** The charge of a payment as Stripe reports it after refunds of `refunded` cents in all (cumulative). */
     const refundedCharge = (intent: Record<string, unknown>, refunded: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -356,18 +368,6 @@ describe("POST /api/billing/webhook", () => {
     });
     const refundEvent = (intent: Record<string, unknown>, refunded: number, extra?: Record<string, unknown>) =>
       stripeEvent("charge.refunded", refundedCharge(intent, refunded, extra));
-
-    async function paidAndGranted(userId: string, amount: number): Promise<Record<string, unknown>> {
-      const intent = await paidIntent(userId, amount);
-      expect((await deliver(server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
-      return intent;
-    }
-
-    /** The exact balance, and that it equals the ledger's sum. */
-    async function expectBalance(userId: string, micros: number): Promise<void> {
-      await expectLedgerConsistent(server, [userId]);
-      expect(await ctx().ledger.balance(userId)).toBe(micros);
-    }
 
     const refundEntries = async (userId: string) =>
       (await ctx().ledger.entries(userId, { kinds: ["refund"] })).map((e) => ({ amount: e.amount, shortfall: e.meta?.shortfall ?? 0 }));
@@ -533,22 +533,11 @@ describe("POST /api/billing/webhook", () => {
       status: "needs_response", metadata: {}, ...extra,
     });
 
-    async function granted(userId: string, amount: number): Promise<Record<string, unknown>> {
-      const intent = await paidIntent(userId, amount);
-      expect((await deliver(server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
-      return intent;
-    }
-
-    async function expectBalance(userId: string, micros: number): Promise<void> {
-      await expectLedgerConsistent(server, [userId]);
-      expect(await ctx().ledger.balance(userId)).toBe(micros);
-    }
-
     it("a withdrawal takes back the disputed share once; the reinstatement gives it back once", async () => {
       const user = await verifiedUser(server);
       users.push(user.id);
-      const intent = await granted(user.id, 50);
-      await granted(user.id, 10);
+      const intent = await paidAndGranted(user.id, 50);
+      await paidAndGranted(user.id, 10);
       const dp = dispute(intent, 5000);
       const withdrawn = stripeEvent("charge.dispute.funds_withdrawn", dp);
       expect(await deliverConcurrently(server, [withdrawn, withdrawn, stripeEvent("charge.dispute.funds_withdrawn", dp)])).toEqual([200, 200, 200]);
@@ -565,7 +554,7 @@ describe("POST /api/billing/webhook", () => {
 
     it("a partial dispute after the credits were spent takes what is left; the reinstatement gives back only that", async () => {
       const userId = newUser();
-      const intent = await granted(userId, 100); // 115 granted
+      const intent = await paidAndGranted(userId, 100); // 115 granted
       const holdId = `h_${newId("x")}`;
       expect((await ctx().ledger.hold(userId, 100 * MICROS, { holdId })).ok).toBe(true);
       expect(await ctx().ledger.settle(userId, holdId, 100 * MICROS, { model: "test" })).toBe(100 * MICROS);
@@ -580,7 +569,7 @@ describe("POST /api/billing/webhook", () => {
 
     it("a withdrawal and its reinstatement delivered at the same time leave the credits whole, each dispute once", async () => {
       const userId = newUser();
-      const intent = await granted(userId, 100); // 115 granted
+      const intent = await paidAndGranted(userId, 100); // 115 granted
       const disputes = Array.from({ length: 15 }, () => dispute(intent, 500));
       const events = disputes.flatMap((dp) => [stripeEvent("charge.dispute.funds_withdrawn", dp), stripeEvent("charge.dispute.funds_reinstated", { ...dp, status: "won" })]);
       // each pair sent side by side, so that the two of a dispute overlap
@@ -592,7 +581,7 @@ describe("POST /api/billing/webhook", () => {
 
     it("a reinstatement that arrives before its withdrawal leaves the withdrawal nothing to take; an unknown payment changes nothing", async () => {
       const userId = newUser();
-      const intent = await granted(userId, 10);
+      const intent = await paidAndGranted(userId, 10);
       const dp = dispute(intent, 1000);
       expect((await deliver(server, stripeEvent("charge.dispute.funds_reinstated", dp))).status).toBe(200);
       expect((await deliver(server, stripeEvent("charge.dispute.funds_withdrawn", dp))).status).toBe(200);
