@@ -225,6 +225,31 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(fakes.imageB.requests.every((r) => !r.body.toString("utf8").includes("nude"))).toBe(true);
   });
 
+  it("explicit sexual slang is 400 content_policy_violation (sexual) on every image route, never sent upstream, free", async () => {
+    const user = await fundedUser(server, 1);
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ["/api/v1/imageB.1", { prompt: "a dick pic" }],
+      ["/api/v1/imageA/generate", { prompt: "a bukkake scene", num_outputs: 4 }],
+      ["/api/v1/task", { model: "imageB-1-dev", prompt: "a woman giving a blow job" }],
+      ["/api/v1/imageB.1", { prompt: "a cumshot, photorealistic" }],
+      ["/api/v1/imageA/generate", { prompt: "an upskirt photo" }],
+    ];
+    for (const [path, body] of cases) {
+      const res = await postJson(server, path, user.key, body);
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({ error: {
+        message: "The prompt violates the usage policy: explicit sexual content (category 'sexual').",
+        type: "invalid_request_error", code: "content_policy_violation",
+      } });
+    }
+    expect(fakes.imageA.requests).toHaveLength(0);
+    expect(fakes.imageB.requests).toHaveLength(0);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    // the birds and the rooster are not slang
+    const birds = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a great tit and a cock in a farmyard" });
+    expect(birds.status).toBe(200);
+  });
+
   it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {
     const user = await fundedUser(server, 0);
     await server.app.context.ledger.credit(user.userId, 7 * 2_010, { kind: "adjustment", idempotencyKey: `few-${user.userId}` });

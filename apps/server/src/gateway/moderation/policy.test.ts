@@ -155,6 +155,17 @@ describe("local image policy", () => {
     ["SSNs on a list", "personal_information"],
     ["credit card numbers on a screen", "personal_information"],
     ["phone numbers of celebrities", "personal_information"],
+    // sex acts and body parts by their slang names, each answered 200, charged and sent upstream in a fourth audit
+    ["a dick pic", "sexual"],
+    ["a bukkake scene", "sexual"],
+    ["a cumshot", "sexual"],
+    ["a handjob", "sexual"],
+    ["a woman giving a blow job", "sexual"],
+    ["fellatio", "sexual"],
+    ["cunnilingus", "sexual"],
+    ["titties", "sexual"],
+    ["a dildo on a bed", "sexual"],
+    ["an upskirt photo", "sexual"],
   ])("flags %j as %s (second audit)", (prompt, category) => {
     expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
   });
@@ -261,6 +272,10 @@ describe("local image policy", () => {
     "my neighbour's passport on the kitchen table",
     "someone's passport left on a bench",
     "a tourist's passport and a camera",
+    "a great tit and a blue tit on a feeder",
+    "a cock crowing at dawn",
+    "a pussy willow branch in a vase",
+    "Moby Dick and the whaling ship",
   ])("lets %j through", (prompt) => {
     expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
   });

@@ -25,6 +25,10 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "wearing nothing", "no clothes on", "bare breasts", "exposed breasts", "bare breasted", "lewd", "slutty",
     "rape", "rapes", "raped", "raping", "rapist", "rapists", "masturbate", "masturbates", "masturbating", "masturbation", "orgy",
     "orgies", "strippers", "penises", "vaginas", "pornstar", "pornstars", "porn star", "porn stars", "bare breast", "boobs",
+    // sex acts and body parts by their slang names ("a dick pic", "a bukkake scene"); "cock", "pussy" and "tits" are also
+    // animals, so they are not listed
+    "blowjobs", "blow job", "blow jobs", "handjob", "handjobs", "cumshot", "cumshots", "cum shot", "dick pic", "dick pics",
+    "bukkake", "fellatio", "cunnilingus", "titties", "dildo", "dildos", "upskirt", "gangbang", "milf",
   ],
   violence: [
     "gore", "gory", "bloodbath", "blood bath", "decapitate", "decapitates", "decapitated", "decapitating", "decapitation",
