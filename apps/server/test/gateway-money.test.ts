@@ -250,6 +250,29 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(birds.status).toBe(200);
   });
 
+  it("a person killed by a violent act, told in the passive, is 400 content_policy_violation (violence), never sent upstream, free", async () => {
+    const user = await fundedUser(server, 1);
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ["/api/v1/imageB.1", { prompt: "a woman strangled to death" }],
+      ["/api/v1/imageA/generate", { prompt: "a prisoner hacked to death with a machete", num_outputs: 2 }],
+      ["/api/v1/task", { model: "imageB-1-pro", prompt: "a man burned to death, photorealistic" }],
+    ];
+    for (const [path, body] of cases) {
+      const res = await postJson(server, path, user.key, body);
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({ error: {
+        message: "The prompt violates the usage policy: violence and gore (category 'violence').",
+        type: "invalid_request_error", code: "content_policy_violation",
+      } });
+    }
+    expect(fakes.imageA.requests).toHaveLength(0);
+    expect(fakes.imageB.requests).toHaveLength(0);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    // idioms are not violence
+    const idiom = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a cat bored to death on a rainy afternoon" });
+    expect(idiom.status).toBe(200);
+  });
+
   it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {
     const user = await fundedUser(server, 0);
     await server.app.context.ledger.credit(user.userId, 7 * 2_010, { kind: "adjustment", idempotencyKey: `few-${user.userId}` });

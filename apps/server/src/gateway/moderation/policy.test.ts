@@ -166,6 +166,11 @@ describe("local image policy", () => {
     ["titties", "sexual"],
     ["a dildo on a bed", "sexual"],
     ["an upskirt photo", "sexual"],
+    // killed by a violent act, passive: the harming-a-person rule reads only a verb followed by its victim
+    ["a woman strangled to death", "violence"],
+    ["a prisoner hacked to death with a machete", "violence"],
+    ["a man burned to death", "violence"],
+    ["a woman stoned to death by a crowd", "violence"],
   ])("flags %j as %s (second audit)", (prompt, category) => {
     expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
   });
@@ -276,6 +281,8 @@ describe("local image policy", () => {
     "a cock crowing at dawn",
     "a pussy willow branch in a vase",
     "Moby Dick and the whaling ship",
+    "a cat bored to death on a rainy afternoon",
+    "a kid scared to death by a jack-o'-lantern",
   ])("lets %j through", (prompt) => {
     expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
   });

@@ -42,6 +42,9 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "blood splatter", "blood spatter", "bloody wound", "gunshot wound", "slit throat", "throat slit", "beaten to death",
     "beat to death", "beating to death", "shot to death", "shooting civilians", "shooting hostages", "shooting prisoners",
     "firing squad",
+    // killed by a violent act ("a woman strangled to death"); idioms such as "bored to death" or "scared to death" are not listed
+    "strangled to death", "hacked to death", "bludgeoned to death", "clubbed to death", "kicked to death", "stoned to death",
+    "burned to death", "burnt to death", "choked to death", "mauled to death", "tortured to death", "whipped to death",
   ],
   hate: [
     "nazi propaganda", "nazi flag", "nazi flags", "nazi rally", "nazi salute", "nazi symbol", "nazi symbols", "nazi banner",
