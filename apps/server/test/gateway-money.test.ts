@@ -273,6 +273,21 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(idiom.status).toBe(200);
   });
 
+  it("harmless phrases with a listed word pass on the image routes: corpse pose, stabbing pain, stripper clips, sex education", async () => {
+    const user = await fundedUser(server, 1);
+    for (const prompt of ["a woman in corpse pose at the end of a yoga class", "a stabbing pain illustration for a medical ad", "stripper clips for a rifle on a table", "a sex education textbook cover"]) {
+      const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt });
+      expect(res.status).toBe(200);
+      expect(await readJson(res)).toMatchObject({ status: "complete", prompt, images: [{ width: 1024, height: 1024 }] });
+    }
+    expect(fakes.imageB.requests.filter((r) => r.method === "POST")).toHaveLength(4);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - 4 * 100_000);
+    // the rest of the prompt is still read
+    const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a corpse pose next to a real corpse" });
+    expect(res.status).toBe(400);
+    expect((await readJson(res)).error).toMatchObject({ code: "content_policy_violation", message: expect.stringContaining("'violence'") });
+  });
+
   it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {
     const user = await fundedUser(server, 0);
     await server.app.context.ledger.credit(user.userId, 7 * 2_010, { kind: "adjustment", idempotencyKey: `few-${user.userId}` });

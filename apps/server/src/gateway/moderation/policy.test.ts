@@ -121,6 +121,8 @@ describe("local image policy", () => {
     ["soldiers shooting an unarmed man", "violence"],
     ["a man beaten to death", "violence"],
     ["a nude woman wearing nude lipstick", "sexual"],
+    ["a corpse pose next to a real corpse", "violence"],
+    ["a sex education class turned into a sex scene", "sexual"],
     ["a murder of crows watching a murder", "violence"],
     ["Sonic, the blue hedgehog from Sega", "intellectual_property"],
     ["Captain Marvel in space", "intellectual_property"],
@@ -283,6 +285,10 @@ describe("local image policy", () => {
     "Moby Dick and the whaling ship",
     "a cat bored to death on a rainy afternoon",
     "a kid scared to death by a jack-o'-lantern",
+    "a woman in corpse pose at the end of a yoga class",
+    "a stabbing pain illustration for a medical ad",
+    "stripper clips for a rifle on a table",
+    "a sex education textbook cover",
   ])("lets %j through", (prompt) => {
     expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
   });
