@@ -188,6 +188,25 @@ describe("task and image endpoints: every modality, exact charges", () => {
     }
   });
 
+  it("image task: a sample URL that redirects is followed to the image (a few hops, http(s) only) and charged once", async () => {
+    const redirect = (location: string) => ({ kind: "status", status: 302, body: "", headers: { location } }) as const;
+    fakes.imageB.failNext(1, redirect("/samples/moved.png"), { path: "/samples/" });
+    const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a red fox in snow" }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "image.generation", model: "imageB-1-dev", data: [{ url: expect.stringMatching(/\/samples\/[\w-]+\.png$/) }] });
+    expect(Buffer.from(body.data[0].b64_json as string, "base64").subarray(1, 4).toString("latin1")).toBe("PNG");
+    expect(cost).toBe(100_000);
+    expect(fakes.imageB.requests.filter((r) => r.path.startsWith("/samples/")).map((r) => r.path).at(-1)).toBe("/samples/moved.png");
+    fakes.clearAll();
+    // endless redirects and a redirect out of http(s) still fail, at no cost
+    fakes.imageB.failNext(20, redirect("/samples/again.png"), { path: "/samples/" });
+    expect(await expectFreeUpstreamError(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a red fox in snow" }))).toMatch(/HTTP 302/);
+    expect(fakes.imageB.requests.filter((r) => r.path.startsWith("/samples/"))).toHaveLength(6);
+    fakes.clearAll();
+    fakes.imageB.failNext(1, redirect("file:///etc/passwd"), { path: "/samples/" });
+    expect(await expectFreeUpstreamError(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a red fox in snow" }))).toMatch(/HTTP 302/);
+  });
+
   it("a Ready poll whose sample is not an http(s) URL is 502 and costs nothing, on both imageB paths", async () => {
     for (const sample of ["not a url", "ftp://files.example/x.png", "javascript:alert(1)"]) {
       const ready = { kind: "status", status: 200, body: { id: "x", status: "Ready", result: { sample } } } as const;

@@ -36,7 +36,8 @@ export function createFluxAdapter(client: UpstreamClient, endpointFor: EndpointR
         if (req.responseFormat !== "b64_json") return image;
         // Flux answers with a short-lived signed URL; the image data is fetched so the caller keeps it.
         const sample = await client.bytes({
-          url: outcome.url, method: "GET", headers: { accept: "image/*" }, signal: req.signal, parseError: parseSampleError,
+          // a signed delivery URL may redirect to the storage that holds the image, as a browser would follow
+          url: outcome.url, method: "GET", headers: { accept: "image/*" }, signal: req.signal, parseError: parseSampleError, maxRedirects: 5,
           timeoutMs: Math.max(1, deadline - performance.now()),
         });
         requireImage(sample.data);

@@ -31,6 +31,11 @@ export interface UpstreamCall {
   /** false: a single attempt */
   retry?: boolean;
   /**
+   * GET calls that carry no credentials (a signed download URL): redirects followed, at most this many, to http(s)
+   * URLs only. Default 0: a redirect is an answer like any non-2xx.
+   */
+  maxRedirects?: number;
+  /**
    * streams: may a failed attempt still be repeated? The consumer knows when output reached its client; without
    * this, nothing is repeated once an event was handed out.
    */
@@ -201,10 +206,12 @@ export class UpstreamClient {
     // Non-streamed calls are bounded by withDeadline's timer; the socket-level timeouts only matter for streams
     // (time to headers, longest silence) and for calls with their own timeout.
     const timeouts = call.timeoutMs === undefined ? undefined : { headersTimeout: call.timeoutMs, bodyTimeout: call.timeoutMs };
+    let url = call.url;
+    let redirectsLeft = call.maxRedirects ?? 0;
     for (;;) {
       let res: Dispatcher.ResponseData;
       try {
-        const { origin, path } = dispatchTarget(call.url);
+        const { origin, path } = dispatchTarget(url);
         res = await this.agent.request({
           origin,
           path,
@@ -222,6 +229,13 @@ export class UpstreamClient {
         continue;
       }
       if (res.statusCode >= 200 && res.statusCode < 300) return res;
+      const next = redirectsLeft > 0 ? redirectTarget(res, url) : undefined;
+      if (next !== undefined) {
+        await res.body.dump().catch(() => undefined);
+        url = next;
+        redirectsLeft--;
+        continue;
+      }
       const text = await res.body.text().catch(() => "");
       if (budget.retriesLeft > 0 && isRetryableStatus(res.statusCode)) {
         const retryAfter = parseRetryAfterMs(res.headers["retry-after"], Date.now());
@@ -278,6 +292,20 @@ function withRetryAfter(err: AppError, status: number, header: string | string[]
   const ms = parseRetryAfterMs(header, Date.now());
   if (ms === undefined) return err;
   return new AppError(err.code, err.message, { ...err.extras, retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) });
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Where a redirect answer points, resolved against the URL asked; only http(s) targets are followed. */
+function redirectTarget(res: Dispatcher.ResponseData, from: string): string | undefined {
+  const location = REDIRECT_STATUSES.has(res.statusCode) ? headerValue(res.headers, "location") : undefined;
+  if (location === undefined) return undefined;
+  try {
+    const target = new URL(location, from);
+    return target.protocol === "http:" || target.protocol === "https:" ? target.href : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function headerValue(headers: Headers, name: string): string | undefined {
