@@ -133,6 +133,39 @@ describe("accounts: signup, verification, login, me", () => {
     expect(res.body.user.email).toBe(email);
   });
 
+  it.each([
+    ["its IDNA ASCII (punycode) domain", (local: string) => `${local}@exämple.de`, (local: string) => `${local}@xn--exmple-cua.de`],
+    ["a full-width domain", (local: string) => `${local}@example.com`, (local: string) => `${local}@ｅｘａｍｐｌｅ.com`],
+    ["an upper-case non-Latin domain", (local: string) => `${local}@exämple.de`, (local: string) => `${local}@EXÄMPLE.DE`],
+  ])("treats an e-mail whose domain is written as %s as the same address (409 account_exists, same login)", async (_label, canonical, variant) => {
+    const local = `idn-${Date.now()}`;
+    const created = await signup(server, variant(local));
+    expect(created.body.user.email).toBe(canonical(local));
+    for (const other of [canonical(local), variant(local)]) {
+      const again = await call(server, "POST", "/api/auth/signup", { body: { email: other, password: PASSWORD, name: "Twin" } });
+      expect(again.status).toBe(409);
+      expect(again.body).toEqual(errorBody("account_exists", "registration_error"));
+      const res = await call(server, "POST", "/api/auth/login", { body: { email: other, password: PASSWORD } });
+      expect(res.status).toBe(200);
+      expect(res.body.user.id).toBe(created.body.user.id);
+    }
+    expect(mailsTo(server, canonical(local))).toHaveLength(1);
+  });
+
+  it("still finds an account whose e-mail was stored with an xn-- domain before domains were normalized", async () => {
+    const email = `legacy-${Date.now()}@exämple.de`;
+    const created = await signup(server, email);
+    const stored = email.replace("exämple.de", "xn--exmple-cua.de");
+    await server.db.connection.collection<{ _id: string; email: string }>("users").updateOne({ _id: created.body.user.id }, { $set: { email: stored } });
+    for (const typed of [email, stored]) {
+      const res = await call(server, "POST", "/api/auth/login", { body: { email: typed, password: PASSWORD } });
+      expect(res.status).toBe(200);
+      expect(res.body.user.id).toBe(created.body.user.id);
+      const again = await call(server, "POST", "/api/auth/signup", { body: { email: typed, password: PASSWORD, name: "Twin" } });
+      expect(again.status).toBe(409);
+    }
+  });
+
   it("still logs in an account whose e-mail was stored decomposed before e-mails were put in NFC", async () => {
     const email = `jörg-${Date.now()}@exämple.de`;
     const created = await signup(server, email);

@@ -7,4 +7,5 @@ export { OAUTH_STATE_COOKIE } from "./oauth/state-cookie";
 export { SESSION_COOKIE, readCookie } from "./sessions/session-cookie";
 export type { AuthenticatedSession, SessionManager } from "./sessions/session-manager";
 export { MAX_PASSWORD_LENGTH } from "./passwords/policy";
+export { normalizeEmail } from "./users/email";
 export { toPublicUser, type PublicUser, type User } from "./users/user";

@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import { z } from "zod";
-import { toPublicUser, type User } from "@gw/auth";
+import { normalizeEmail, toPublicUser, type User } from "@gw/auth";
 import { AppError } from "@gw/shared";
 import type { RateLimitState } from "../app-context";
 import { displayName } from "../display-name";
@@ -17,8 +17,8 @@ const TAGS = ["Accounts"];
 const ATEXT = "[\\p{L}\\p{M}\\p{N}!#$%&'*+/=?^_`{|}~-]+";
 const LABEL = "[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]{0,61}[\\p{L}\\p{M}\\p{N}])?";
 const emailPattern = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+(?:\\p{L}[\\p{L}\\p{M}]+|xn--[a-z0-9-]+)$`, "u");
-// NFC: "ü" typed as u + combining diaeresis is the same address as the precomposed "ü"
-const normalizedEmail = z.string().trim().normalize("NFC").toLowerCase().max(254);
+// one spelling per address (NFC, lower case, IDNA domain): "xn--exmple-cua.de" is exämple.de, not a second account
+const normalizedEmail = z.string().overwrite(normalizeEmail).max(254);
 const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).meta({ description: "e-mail address; trimmed and lower-cased", format: "email" });
 // login and reset look an address up: accounts made before the stricter rule must stay reachable
 const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).meta({ description: "e-mail address; trimmed and lower-cased", format: "email" });

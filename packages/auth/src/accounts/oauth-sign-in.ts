@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { VISIBLE_CHARACTER, type Clock } from "@gw/shared";
 import { OAuthFlowError, type OAuthProfile, type OAuthProvider } from "../oauth/providers";
 import type { SessionManager } from "../sessions/session-manager";
+import { normalizeEmail } from "../users/email";
 import type { User } from "../users/user";
 import type { UserRepository } from "../users/user-repository";
 
@@ -9,8 +10,6 @@ export interface OAuthSignIn {
   /** finds, links or creates the user of a provider profile and starts a session; returns the Set-Cookie */
   signIn(provider: OAuthProvider, profile: OAuthProfile): Promise<{ user: User; setCookie: string }>;
 }
-
-const normalizeEmail = (email: string): string => email.trim().normalize("NFC").toLowerCase();
 
 /** One @, a dotted domain, no spaces or control characters: what a provider's address must be to become an account's. */
 const USABLE_EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;

@@ -1,6 +1,7 @@
 import { Schema, type Connection } from "mongoose";
 import { AppError, newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
+import { asciiDomainEmail } from "./email";
 import type { User } from "./user";
 
 export type OAuthProviderName = "google" | "github";
@@ -77,6 +78,9 @@ export async function createUserRepository(connection: Connection): Promise<User
 
   return {
     async create(input) {
+      const ascii = asciiDomainEmail(input.email);
+      // the same address stored with its domain spelled in IDNA ASCII (before e-mails were normalized) is taken
+      if (ascii !== input.email && (await one({ email: ascii }))) throw new AppError("account_exists", "An account with this e-mail already exists.");
       try {
         const created = await users.create({ _id: newId("usr"), ...input });
         return toUser(created.toObject());
@@ -86,8 +90,13 @@ export async function createUserRepository(connection: Connection): Promise<User
       }
     },
     findById: (id) => one({ _id: id }),
-    // an address stored decomposed (before e-mails were put in NFC) is still its owner's account
-    findByEmail: async (email) => (await one({ email })) ?? (email.normalize("NFD") === email ? null : one({ email: email.normalize("NFD") })),
+    // an address stored decomposed (before e-mails were put in NFC) or with an "xn--" domain (before domains were
+    // put in their Unicode form) is still its owner's account
+    findByEmail: async (email) => {
+      const found = (await one({ email })) ?? (email.normalize("NFD") === email ? null : await one({ email: email.normalize("NFD") }));
+      const ascii = asciiDomainEmail(email);
+      return found ?? (ascii === email ? null : one({ email: ascii }));
+    },
     findByProviderId: (provider, providerId) => one(provider === "google" ? { googleId: providerId } : { githubId: providerId }),
     async markEmailVerified(id, at) {
       await users.updateOne({ _id: id, emailVerifiedAt: null }, { $set: { emailVerifiedAt: at } });
