@@ -63,6 +63,30 @@ describe("account deletion (DELETE /api/auth/me)", () => {
     expect(mailsTo(server, email)).toHaveLength(1);
   });
 
+  it("holds its body to the REST rules: another content type 415, a NUL character or an array 400 invalid_parameter, nothing deleted or counted", async () => {
+    const email = uniqueEmail("delbody");
+    await signup(server, email);
+    const cookie = await login(server, email);
+    const text = await call(server, "DELETE", "/api/auth/me", { cookie, raw: `password=${PASSWORD}`, headers: { "content-type": "text/plain" } });
+    expect(text.status).toBe(415);
+    expect(text.body).toEqual({ error: { message: "Unsupported Content-Type: send application/json.", type: "invalid_request_error", code: "unsupported_media_type" } });
+    const form = await call(server, "DELETE", "/api/auth/me", { cookie, raw: `password=${PASSWORD}`, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(form.status).toBe(415);
+    // a NUL is refused before the password check, so it never counts as a wrong password against the login throttle
+    for (let i = 0; i < 6; i++) {
+      const nul = await call(server, "DELETE", "/api/auth/me", { cookie, body: { password: `${PASSWORD}\u0000` } });
+      expect(nul.status).toBe(400);
+      expect(nul.body).toEqual({ error: { message: "Invalid parameter 'password': must not contain NUL characters.", type: "invalid_request_error", code: "invalid_parameter" } });
+    }
+    const array = await call(server, "DELETE", "/api/auth/me", { cookie, raw: "[]" });
+    expect(array.status).toBe(400);
+    expect(array.body).toEqual({ error: { message: "Invalid parameter 'body': must be a JSON object.", type: "invalid_request_error", code: "invalid_parameter" } });
+    const me = await call(server, "GET", "/api/auth/me", { cookie });
+    expect(me.status).toBe(200);
+    const charset = await call(server, "DELETE", "/api/auth/me", { cookie, raw: JSON.stringify({ password: PASSWORD }), headers: { "content-type": "application/json; charset=utf-8" } });
+    expect(charset.status).toBe(200);
+  });
+
   it("a key creation already past its session check when the account is deleted leaves no working key", async () => {
     const { cookie } = await verifiedUser(server);
     // hold the creation between its session check and its insert (the rate-limit step) until the deletion is done

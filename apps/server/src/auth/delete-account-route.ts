@@ -2,6 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { appErrorFromZod } from "@gw/api/errors";
 import { AppError } from "@gw/shared";
+import { objectBodyError, unsupportedBodyType } from "../api/object-body";
 import type { AppContext } from "../context";
 import { jsonParser } from "../http/json-body";
 
@@ -20,6 +21,9 @@ export function deleteAccountRoute(ctx: AppContext): Router {
     try {
       const principal = await ctx.sessions.fromRequest(req);
       if (!principal) throw new AppError("unauthorized", "Authentication required: log in first.");
+      // the body rules of the other REST routes: JSON only (415), an object, no NUL characters
+      const bodyError = unsupportedBodyType(req) ?? objectBodyError(req.body);
+      if (bodyError) throw bodyError;
       const body: unknown = req.body ?? {};
       const parsed = deleteAccountInput.safeParse(body);
       if (!parsed.success) throw appErrorFromZod(parsed.error, body);
