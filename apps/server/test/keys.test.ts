@@ -101,6 +101,10 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       const malformed = await call("DELETE", "/api/keys/key%E0%A4%A", sessionOf("usr_pct"));
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toEqual({ error: { message: "Invalid parameter 'id': malformed percent-encoding.", type: "invalid_request_error", code: "invalid_parameter" } });
+      // a NUL in the id is refused like one in any other field (CONTRACT 7b), not looked up and echoed in a 404
+      const nul = await call("DELETE", "/api/keys/key%00abc", sessionOf("usr_pct"));
+      expect(nul.status).toBe(400);
+      expect(await nul.json()).toEqual({ error: { message: "Invalid parameter 'id': must not contain NUL characters.", type: "invalid_request_error", code: "invalid_parameter" } });
     });
 
     it("shows last_used and usage_count within 5 seconds of use", async () => {

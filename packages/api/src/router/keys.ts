@@ -38,11 +38,15 @@ const keyIdInput = z.object({ id: z.string().min(1).max(100).describe("the key's
  * (RFC 3986 6.2.2.2). Key ids are `key_` and base62, so decoding never changes an id the dashboard sends over tRPC.
  */
 function decodedKeyId(id: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(id);
+    decoded = decodeURIComponent(id);
   } catch {
     throw invalidParameter("id", "malformed percent-encoding");
   }
+  // CONTRACT 7b: a NUL (%00) is refused as in any body field, not looked up
+  if (decoded.includes("\u0000")) throw invalidParameter("id", "must not contain NUL characters");
+  return decoded;
 }
 
 export const keysRouter = createTRPCRouter({
