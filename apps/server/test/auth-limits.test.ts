@@ -166,10 +166,29 @@ describe("per-account login throttling and password reset", () => {
   let server: TestServer;
   beforeAll(async () => {
     // a long window: only the reset can open the account again within the test
-    server = await startTestServer({ env: { LIMIT_LOGIN_ACCOUNT: "3/600" } });
+    server = await startTestServer({ env: { LIMIT_LOGIN_ACCOUNT: "3/600", LIMIT_LOGIN_IP: "1000/3600" } });
   });
   afterAll(async () => {
     await server.close();
+  });
+
+  it("holds concurrent guesses to the account's budget: of 20 wrong passwords sent at once 3 are tried, 17 get 429", async () => {
+    const email = uniqueEmail("burst");
+    await signup(server, email);
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      call(server, "POST", "/api/auth/login", { body: { email, password: `Guess-${i}-Lamp-9` } })));
+    const statuses = burst.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(3).fill(401), ...Array(17).fill(429)]);
+    for (const res of burst.filter((r) => r.status === 429)) expect(res.body).toEqual(rateLimited);
+    expect((await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } })).status).toBe(429);
+  });
+
+  it("does not count a right password against the budget", async () => {
+    const email = uniqueEmail("right");
+    await signup(server, email);
+    for (let i = 0; i < 5; i++) expect((await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await call(server, "POST", "/api/auth/login", { body: { email, password: `Guess-${i}-Lamp-9` } })).status).toBe(401);
+    expect((await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } })).status).toBe(429);
   });
 
   it("lets the owner log in with the new password after a completed reset, however others locked the account", async () => {

@@ -47,6 +47,8 @@ export interface RateLimits {
   check(name: LimitName, key: string): Promise<RateLimitState>;
   /** forgets `key`'s count (e.g. after a successful login) */
   reset(name: LimitName, key: string): Promise<void>;
+  /** gives back one hit counted for `key` (an attempt counted before it ran that turned out not to count) */
+  refund(name: LimitName, key: string): Promise<void>;
 }
 
 /** Reads the session cookie; throws AppError session_expired / unauthorized as CONTRACT 2 says, null when no cookie. */

@@ -52,4 +52,16 @@ describe("rate limits", () => {
     await rl.check("loginIp", "ip");
     await rl.consume("loginIp", "ip");
   });
+
+  it("refund gives one counted hit back, and adds nothing to a key with no hits", async () => {
+    const rl = make();
+    await rl.consume("status", "a");
+    await rl.consume("status", "a");
+    await rl.refund("status", "a");
+    expect(await rl.consume("status", "a")).toMatchObject({ remaining: 0 });
+    await rl.refund("status", "fresh");
+    await rl.consume("status", "fresh");
+    await rl.consume("status", "fresh");
+    expect((await refusal(() => rl.consume("status", "fresh"))).status).toBe(429);
+  });
 });

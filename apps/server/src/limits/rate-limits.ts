@@ -107,5 +107,14 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
         storeFailure(name, err);
       }
     },
+    async refund(name, key) {
+      try {
+        // nothing to give back in a window that has passed or was reset: a negative count would add a point
+        const res = await limiter(name).get(key);
+        if (res && res.consumedPoints > 0) await limiter(name).reward(key, 1);
+      } catch (err) {
+        storeFailure(name, err);
+      }
+    },
   };
 }

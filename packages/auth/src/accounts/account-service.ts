@@ -9,7 +9,7 @@ import type { OneTimeTokens } from "../tokens/one-time-tokens";
 import type { UserRepository } from "../users/user-repository";
 import type { User } from "../users/user";
 import type { AccountHookRunner } from "./account-hooks";
-import { checkAuthLimit, consumeAuthLimit, type LimitConsumer, type LimitState } from "./auth-limits";
+import { consumeAuthLimit, type LimitConsumer, type LimitState } from "./auth-limits";
 
 const HOUR_MS = 60 * 60 * 1000;
 const VERIFY_TTL_MS = 24 * HOUR_MS;
@@ -80,11 +80,9 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
    */
   async function confirmPassword(user: User, password: string, wrong: () => AppError): Promise<void> {
     const accountKey = `account:${user.email}`;
-    await checkAuthLimit(deps.limits, "loginAccount", accountKey);
-    if (!user.passwordHash || !(await verifyPassword(user.passwordHash, password))) {
-      await consumeAuthLimit(deps.limits, "loginAccount", accountKey).catch(() => undefined);
-      throw wrong();
-    }
+    await consumeAuthLimit(deps.limits, "loginAccount", accountKey);
+    if (!user.passwordHash || !(await verifyPassword(user.passwordHash, password))) throw wrong();
+    await deps.limits.refund("loginAccount", accountKey);
   }
 
   /** Mail failures are logged, never turned into a failed sign-up: the user can ask for a new link. */
@@ -120,16 +118,16 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       origin.onLimit?.(await consumeAuthLimit(deps.limits, "loginIp", `ip:${origin.ip}`));
       // per-account throttle: failures are counted, and once over the window's budget every attempt on this account
       // waits for the window to pass (429 + Retry-After), so its owner is slowed, never locked out for good
+      // The attempt is counted before the password is checked and given back when it was right: checked first and
+      // counted only after a failure, attempts in flight at the same time all passed a spent budget.
       const accountKey = `account:${input.email}`;
-      await checkAuthLimit(deps.limits, "loginAccount", accountKey);
+      await consumeAuthLimit(deps.limits, "loginAccount", accountKey);
       const user = input.password.length <= MAX_PASSWORD_LENGTH ? await users.findByEmail(input.email) : null;
       const ok = user?.passwordHash
         ? await verifyPassword(user.passwordHash, input.password)
         : await verifyAgainstDummy(input.password.slice(0, MAX_PASSWORD_LENGTH));
-      if (!user || !ok) {
-        await consumeAuthLimit(deps.limits, "loginAccount", accountKey).catch(() => undefined);
-        throw invalidCredentials();
-      }
+      if (!user || !ok) throw invalidCredentials();
+      await deps.limits.refund("loginAccount", accountKey);
       const { sessionId, setCookie } = await sessions.start(user.id);
       // A password reset or change that lands while this login checks the old password revokes every session
       // before this one exists. Read again: a changed password means the one given here is stale.

@@ -13,10 +13,10 @@ export interface LimitState {
 export interface LimitConsumer {
   /** counts one hit; throws AppError 429 with retryAfterSeconds when the window is exhausted */
   consume(name: LimitName, key: string): Promise<LimitState>;
-  /** throws like consume when the key is already over the limit, without counting */
-  check(name: LimitName, key: string): Promise<unknown>;
   /** forgets what was counted for the key */
   reset(name: LimitName, key: string): Promise<void>;
+  /** gives back one hit counted for the key */
+  refund(name: LimitName, key: string): Promise<void>;
 }
 
 /** Authentication limits answer auth_rate_limit (SPEC 7.2), never the generic rate_limit_exceeded. */
@@ -33,7 +33,3 @@ async function asAuthLimit<T>(run: () => Promise<T>): Promise<T> {
 
 export const consumeAuthLimit = (limits: LimitConsumer, name: LimitName, key: string): Promise<LimitState> =>
   asAuthLimit(() => limits.consume(name, key));
-
-export const checkAuthLimit = async (limits: LimitConsumer, name: LimitName, key: string): Promise<void> => {
-  await asAuthLimit(() => limits.check(name, key));
-};
