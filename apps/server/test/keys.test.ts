@@ -339,5 +339,21 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       const created = await post("keys.create", sessionOf("usr_trpc_ok"), { name: "ci" });
       expect(created.status).toBe(201);
     });
+
+    it("refuses a NUL character in any input field with 400 invalid_parameter naming it, as the REST routes do", async () => {
+      const post = (path: string, body: unknown) =>
+        http(`${server.url}/api/trpc/${path}`, { method: "POST", headers: { ...sessionOf("usr_trpc_nul"), ...json }, body: JSON.stringify(body) });
+      const described = await post("keys.create", { name: "ci", description: "a\u0000b" });
+      expect(described.status).toBe(400);
+      expect((await described.json()).error.data.error).toEqual({ message: "Invalid parameter 'description': must not contain NUL characters.", type: "invalid_request_error", code: "invalid_parameter" });
+      const batched = await post("keys.create?batch=1", { 0: { name: "ci", description: "\u0000" } });
+      expect(batched.status).toBe(400);
+      expect((await batched.json())[0].error.data.error.message).toBe("Invalid parameter 'description': must not contain NUL characters.");
+      const signup = await post("auth.signup", { email: `nul-${Date.now()}@example.com`, password: "Quartz-Lamp-92\u0000", name: "N" });
+      expect(signup.status).toBe(400);
+      expect((await signup.json()).error.data.error.code).toBe("invalid_parameter");
+      const listed = await http(`${server.url}/api/trpc/keys.list`, { headers: sessionOf("usr_trpc_nul") });
+      expect((await listed.json()).result.data.total).toBe(0);
+    });
   });
 });

@@ -4,3 +4,4 @@ export * from "./ids";
 export * from "./money";
 export * from "./cancellation";
 export * from "./validation";
+export * from "./nul-bytes";

@@ -1,6 +1,5 @@
 import type { RequestHandler } from "express";
-import { AppError, invalidParameter } from "@gw/shared";
-import { fieldWithNul } from "./nul-bytes";
+import { AppError, fieldWithNul, invalidParameter } from "@gw/shared";
 
 /** Why a parsed request body is not a JSON object free of NUL characters (CONTRACT 7b), or undefined when it is. */
 export function objectBodyError(body: unknown): AppError | undefined {
