@@ -1,7 +1,7 @@
 // Regressions found by the black-box SPEC/CONTRACT audit: each test is one deviation that was fixed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
-import { call, RELAXED_LIMITS, uniqueEmail, PASSWORD } from "./auth-helpers";
+import { call, RELAXED_LIMITS, uniqueEmail, PASSWORD, verifiedUser } from "./auth-helpers";
 import { startTestServer, type TestServer } from "./harness";
 import { fundedUser, postJson, readJson, type FundedUser } from "./support/gateway-fixtures";
 
@@ -104,6 +104,27 @@ describe("SPEC/CONTRACT audit regressions", () => {
       // neither attempt created the account
       const clean = await call(server, "POST", "/api/auth/signup", { body: { email, password: PASSWORD, name: "N" } });
       expect(clean.status).toBe(201);
+    });
+
+    it("half a surrogate pair (a lone \\ud800 escape) is 400 too: it is not text, and would be stored as U+FFFD", async () => {
+      const { cookie } = await verifiedUser(server);
+      const unpaired = (field: string) => ({ error: { message: `Invalid parameter '${field}': must not contain unpaired surrogates.`, type: "invalid_request_error", code: "invalid_parameter" } });
+      const key = await call(server, "POST", "/api/keys", { cookie, raw: '{"name":"x\\ud800y"}' });
+      expect(key.status).toBe(400);
+      expect(key.body).toEqual(unpaired("name"));
+      const email = uniqueEmail("surrogate");
+      const signup = await call(server, "POST", "/api/auth/signup", { raw: `{"email":"${email}","password":"Quartz-Lamp-9\\udc00","name":"S"}` });
+      expect(signup.status).toBe(400);
+      expect(signup.body).toEqual(unpaired("password"));
+      const trpc = await call(server, "POST", "/api/trpc/keys.create", { cookie, raw: '{"name":"k","description":"d\\udfff"}' });
+      expect(trpc.status).toBe(400);
+      expect(trpc.body.error.data.error).toEqual(unpaired("description").error);
+      // a whole pair is an ordinary character
+      const emoji = await call(server, "POST", "/api/keys", { cookie, raw: '{"name":"key \\ud83d\\udd11"}' });
+      expect(emoji.status).toBe(201);
+      expect(emoji.body.name).toBe("key 🔑");
+      const listed = await call(server, "GET", "/api/keys", { cookie });
+      expect(listed.body.keys.map((k: { name: string }) => k.name)).not.toContain("x\ufffdy");
     });
   });
 

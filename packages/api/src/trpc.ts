@@ -2,7 +2,7 @@ import { initTRPC } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { LimitName } from "@gw/config";
-import { AppError, fieldWithNul, invalidParameter, nestedErrorBody, type ErrorCode } from "@gw/shared";
+import { AppError, nestedErrorBody, textFieldError, type ErrorCode } from "@gw/shared";
 import type { Request, Response } from "express";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { AppContext, Principal, RateLimitState } from "./app-context";
@@ -74,17 +74,18 @@ const successStatus = t.middleware(async ({ ctx, meta, next }) => {
 });
 
 /**
- * CONTRACT 7b on the tRPC wire too: a NUL character in any input string or key is 400 invalid_parameter naming it
- * (the REST routes refuse such bodies before the adapter; /api/trpc stored e.g. a key description with its NUL).
+ * CONTRACT 7b on the tRPC wire too: a NUL character or half a surrogate pair in any input string or key is 400
+ * invalid_parameter naming it (the REST routes refuse such bodies before the adapter; /api/trpc stored e.g. a key
+ * description with its NUL).
  */
-const noNulInput = t.middleware(async ({ getRawInput, next }) => {
-  const field = fieldWithNul(await getRawInput());
-  if (field !== undefined) throw invalidParameter(field, "must not contain NUL characters");
+const plainTextInput = t.middleware(async ({ getRawInput, next }) => {
+  const error = textFieldError(await getRawInput());
+  if (error) throw error;
   return next();
 });
 
 /** No authentication. */
-export const publicProcedure = t.procedure.use(successStatus).use(noNulInput).meta({ auth: "none" });
+export const publicProcedure = t.procedure.use(successStatus).use(plainTextInput).meta({ auth: "none" });
 
 export function clientIp(req: Request): string {
   // req.ip already honours TRUST_PROXY (Express `trust proxy`), as CONTRACT 7 asks.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fieldWithNul } from "./nul-bytes";
+import { fieldWithLoneSurrogate, fieldWithNul } from "./nul-bytes";
 
 describe("fieldWithNul", () => {
   it("finds nothing in clean bodies", () => {
@@ -14,5 +14,11 @@ describe("fieldWithNul", () => {
 
   it("catches a NUL in a key too", () => {
     expect(fieldWithNul({ "na\u0000me": "x" })).toBe("na\\u0000me");
+  });
+
+  it("finds half a surrogate pair, never a whole one", () => {
+    expect(fieldWithLoneSurrogate({ name: "emoji \u{1F511} 🔑" })).toBeUndefined();
+    expect(fieldWithLoneSurrogate({ name: "x\ud800y" })).toBe("name");
+    expect(fieldWithLoneSurrogate({ a: ["ok", "\udfff"] })).toBe("a[1]");
   });
 });

@@ -1,13 +1,12 @@
 import type { RequestHandler } from "express";
-import { AppError, fieldWithNul, invalidParameter } from "@gw/shared";
+import { AppError, invalidParameter, textFieldError } from "@gw/shared";
 
-/** Why a parsed request body is not a JSON object free of NUL characters (CONTRACT 7b), or undefined when it is. */
+/** Why a parsed request body is not a JSON object of plain text (no NUL, no unpaired surrogate: CONTRACT 7b), or undefined. */
 export function objectBodyError(body: unknown): AppError | undefined {
   if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
     return invalidParameter("body", "must be a JSON object");
   }
-  const withNul = fieldWithNul(body);
-  return withNul === undefined ? undefined : invalidParameter(withNul, "must not contain NUL characters");
+  return textFieldError(body);
 }
 
 /**
