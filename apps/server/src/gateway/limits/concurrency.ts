@@ -48,6 +48,17 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
 `;
 
+// Pushes a held slot's expiry forward (Redis server time) while its request runs, so a request that outlives the
+// slot TTL (a stream that keeps sending is never cut) still counts; only the slots of a crashed instance run out.
+const RENEW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[2]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
+end
+return 1
+`;
+
 /** At most this many slots wait to be given back after an outage; older ones expire in Redis on their own. */
 const MAX_LEFTOVER_SLOTS = 10_000;
 
@@ -86,11 +97,17 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
       return this.fallback.tryAcquire(userId, limit);
     }
     if (granted !== 1) return null;
+    const renewal = setInterval(() => {
+      // a failed renewal leaves the slot to expire at its TTL, as a crashed instance's would
+      this.redis.eval(RENEW, 1, key, String(this.slotTtlMs), slotId).catch(() => undefined);
+    }, this.slotTtlMs / 3);
+    renewal.unref();
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
+        clearInterval(renewal);
         this.redis.zrem(key, slotId).catch(() => this.remember(slotId, key));
       },
     };
