@@ -13,6 +13,8 @@ const SHUTDOWN_LIMIT_MS = 30_000;
 /**
  * Stops accepting connections and waits, at most `ms`, until the requests in flight are answered. Keep-alive
  * connections turn idle as their last answer ends, and are closed as they do (`close()` closes only those idle now).
+ * Requests still running then (a stream that keeps sending) are cut as if their client had gone, so that they are
+ * charged for what they produced before the ledger's last flush, as a cut stream always is.
  */
 async function drain(server: Server, ms: number): Promise<void> {
   let sweep: NodeJS.Timeout | undefined;
@@ -21,7 +23,10 @@ async function drain(server: Server, ms: number): Promise<void> {
     server.close(() => resolve());
     server.closeIdleConnections();
     sweep = setInterval(() => server.closeIdleConnections(), 100);
-    deadline = setTimeout(resolve, ms);
+    deadline = setTimeout(() => {
+      server.closeAllConnections();
+      resolve();
+    }, ms);
   });
   clearInterval(sweep);
   clearTimeout(deadline);
@@ -74,7 +79,7 @@ export async function serve(config: Config): Promise<void> {
     logger.info({ signal }, "shutting down");
     setTimeout(() => {
       logger.error(`shutdown took longer than ${SHUTDOWN_LIMIT_MS / 1000} s; exiting`);
-      void embedded?.stop().finally(() => process.exit(1));
+      void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
     }, SHUTDOWN_LIMIT_MS).unref();
     // Background work (upstream pool, ledger flush) stops only once requests in flight are answered: stopped first,
     // it would cut those between two upstream calls (a Flux task being polled), and charge nothing for them.
