@@ -4,7 +4,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
-import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, VOICES, json, openAiError, startDocFlux } from "./support/doc-media-upstreams";
+import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, VOICES, cbrMp3, json, mediaRecorderWebm, openAiError, startDocFlux } from "./support/doc-media-upstreams";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 
 describe("image and speech upstreams as documented by their providers", () => {
@@ -75,6 +75,33 @@ describe("image and speech upstreams as documented by their providers", () => {
         expect(res.status).toBe(200);
         expect((await readJson(res)).object).toBe("speech.generation");
         expect(eleven.requests.at(-1)?.url).toBe(`/v1/text-to-speech/${id}?output_format=mp3_44100_128`);
+      }
+    });
+  });
+
+  describe("ElevenLabs speech-to-speech", () => {
+    it("audio whose length its container does not declare (a browser's WebM recording) is billed the length of the converted audio, not the size estimate", async () => {
+      const user = await fundedUser(server, 1);
+      // 60 s of Opus at 128 kbit/s, as Chrome's MediaRecorder writes it: ~1 MB, no Duration; the hold estimates 500 s
+      const recording = mediaRecorderWebm(60);
+      for (const [outputFormat, converted, type] of [
+        ["mp3_44100_128", cbrMp3(60), "audio/mpeg"], // 128 kbit/s frames: the length follows from the size
+        ["pcm_16000", Buffer.alloc(60 * 32_000), "audio/pcm"], // headerless 16-bit mono at 16 kHz
+      ] as const) {
+        eleven.queue("/v1/speech-to-speech/", { status: 200, headers: { "content-type": type }, body: converted });
+        const form = new FormData();
+        form.append("model", "speechvendor-sts");
+        form.append("voice", "Rachel");
+        form.append("output_format", outputFormat);
+        form.append("audio", new Blob([recording], { type: "audio/webm;codecs=opus" }), "recording.webm");
+        const before = await balanceMicros(server, user.userId);
+        const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${user.key}` }, body: form });
+        expect(res.status).toBe(200);
+        expect((await readJson(res)).object).toBe("speech.generation");
+        // 60 started seconds at $0.006 per minute (it was 500 s: $0.05)
+        expect(res.headers.get("x-request-cost")).toBe("0.006000");
+        expect(before - await balanceMicros(server, user.userId)).toBe(6_000);
+        expect(eleven.requests.at(-1)?.url).toBe(`/v1/speech-to-speech/21m00Tcm4TlvDq8ikWAM?output_format=${outputFormat}`);
       }
     });
   });

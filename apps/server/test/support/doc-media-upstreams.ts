@@ -86,6 +86,56 @@ export const OPENAI_IMAGES_HANDLER: Handler = (req) => {
   return json(200, { created: Math.floor(Date.now() / 1000), data });
 };
 
+/** Up to `seconds` of silent MPEG-1 Layer III at 128 kbit/s, 44.1 kHz (417-byte frames of 1,152 samples), as ElevenLabs' mp3_44100_128. */
+export function cbrMp3(seconds: number): Buffer {
+  const frame = Buffer.alloc(417);
+  frame.set([0xff, 0xfb, 0x90, 0x64]);
+  return Buffer.concat(Array<Buffer>(Math.floor((seconds * 44_100) / 1152)).fill(frame));
+}
+
+/** An EBML element with an 8-byte size; `unknownSize` writes the "size unknown" marker of a live recording instead. */
+function ebml(id: number[], payload: Buffer, unknownSize = false): Buffer {
+  const size = Buffer.alloc(8);
+  if (unknownSize) size.fill(0xff, 1);
+  else size.writeUIntBE(payload.length, 2, 6);
+  size[0] = 0x01;
+  return Buffer.concat([Buffer.from(id), size, payload]);
+}
+
+const uint = (n: number, bytes = 4): Buffer => {
+  const b = Buffer.alloc(bytes);
+  b.writeUIntBE(n, 0, bytes);
+  return b;
+};
+
+/**
+ * `seconds` of Opus at 128 kbit/s in WebM as a browser's MediaRecorder writes it: segment and clusters of unknown size
+ * and no Duration (it is not known while recording), so the container does not tell how long it plays.
+ */
+export function mediaRecorderWebm(seconds: number): Buffer {
+  const header = ebml([0x1a, 0x45, 0xdf, 0xa3], Buffer.concat([ebml([0x42, 0x82], Buffer.from("webm")), ebml([0x42, 0x87], uint(4, 1)), ebml([0x42, 0x85], uint(2, 1))]));
+  const info = ebml([0x15, 0x49, 0xa9, 0x66], Buffer.concat([ebml([0x2a, 0xd7, 0xb1], uint(1_000_000)), ebml([0x4d, 0x80], Buffer.from("Chrome")), ebml([0x57, 0x41], Buffer.from("Chrome"))]));
+  const rate = Buffer.alloc(8);
+  rate.writeDoubleBE(48_000);
+  const opusHead = Buffer.alloc(19);
+  opusHead.write("OpusHead", 0, "latin1");
+  opusHead.set([1, 1], 8);
+  opusHead.writeUInt32LE(48_000, 12);
+  const track = ebml([0xae], Buffer.concat([
+    ebml([0xd7], uint(1, 1)), ebml([0x83], uint(2, 1)), ebml([0x86], Buffer.from("A_OPUS")), ebml([0x63, 0xa2], opusHead),
+    ebml([0xe1], Buffer.concat([ebml([0xb5], rate), ebml([0x9f], uint(1, 1))])),
+  ]));
+  const parts = [info, ebml([0x16, 0x54, 0xae, 0x6b], track)];
+  for (let block = 0; block < seconds * 50; block++) {
+    const ms = block * 20;
+    if (ms % 30_000 === 0) parts.push(ebml([0x1f, 0x43, 0xb6, 0x75], ebml([0xe7], uint(ms)), true));
+    const frame = Buffer.alloc(320); // 20 ms at 128 kbit/s
+    frame[0] = 0xfc;
+    parts.push(ebml([0xa3], Buffer.concat([Buffer.from([0x81, ((ms % 30_000) >> 8) & 0xff, (ms % 30_000) & 0xff, 0x80]), frame])));
+  }
+  return Buffer.concat([header, ebml([0x18, 0x53, 0x80, 0x67], Buffer.concat(parts), true)]);
+}
+
 export const VOICES = [
   { voice_id: "21m00Tcm4TlvDq8ikWAM", name: "Rachel", category: "premade" },
   { voice_id: "AZnzlk1XvdvUeBnXmlld", name: "Domi", category: "premade" },

@@ -3,7 +3,7 @@ import type { AudioResult, GeneratedImage, ImageRequest, TranscriptionResult, Vo
 import { AppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
-import { declaredAudioSeconds, heldAudioSeconds } from "../money/audio-duration";
+import { declaredAudioSeconds, heldAudioSeconds, producedAudioSeconds } from "../money/audio-duration";
 import { audioCost, billedSeconds, characterCost, imageCost } from "../money/pricing";
 import { billed } from "./billed";
 import type { RequestMeta } from "./request-meta";
@@ -55,7 +55,9 @@ export interface UploadedAudio {
 
 /**
  * Speech-to-speech: held on the upload's duration (as its container declares it, else estimated from its size),
- * settled to the duration upstream reports, else the declared one.
+ * settled to the duration upstream reports, else the declared one, else (audio whose length cannot be read, such as a
+ * browser's WebM recording) the length of the converted audio, which keeps the input's timing, at most what was held:
+ * the size estimate is a worst case, several times the length of audio at a usual bitrate.
  */
 export async function runSpeechToSpeech(
   deps: GatewayDeps,
@@ -66,12 +68,17 @@ export async function runSpeechToSpeech(
   const held = heldAudioSeconds(call.audio.data.length, declared);
   await deps.providers.checkVoice(call);
   let seconds = held;
-  const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToSpeech({ ...call, signal: meta.signal }), (r) => {
+  const convert = async () => {
+    const converted = await deps.providers.speechToSpeech({ ...call, signal: meta.signal });
+    const produced = declared === undefined ? await producedAudioSeconds(converted.audio, converted.contentType, call.outputFormat) : undefined;
+    return { converted, produced };
+  };
+  const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, convert, ({ converted: r, produced }) => {
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
-    seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? held;
+    seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? Math.min(produced ?? held, held);
     return audioCost(call.model, seconds);
-  }, (r) => ({ model: call.model.id, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }));
-  return { audio: result, cost, seconds };
+  }, ({ converted: r }) => ({ model: call.model.id, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }));
+  return { audio: result.converted, cost, seconds };
 }
 
 /**

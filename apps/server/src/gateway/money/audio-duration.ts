@@ -28,6 +28,19 @@ export async function declaredAudioSeconds(data: Buffer, contentType?: string): 
 }
 
 /**
+ * Seconds of audio an upstream produced in `outputFormat` (ElevenLabs' codes): headerless PCM (16-bit mono),
+ * u-law and A-law by their size at the format's sample rate, anything else from its container.
+ */
+export async function producedAudioSeconds(data: Buffer, contentType: string, outputFormat: string | undefined): Promise<number | undefined> {
+  const headerless = /^(pcm|ulaw|alaw)_(\d+)/.exec(outputFormat ?? "");
+  if (headerless) {
+    const bytesPerSecond = Number(headerless[2]) * (headerless[1] === "pcm" ? 2 : 1);
+    return bytesPerSecond > 0 && data.length > 0 ? data.length / bytesPerSecond : undefined;
+  }
+  return declaredAudioSeconds(data, contentType);
+}
+
+/**
  * The seconds a speech upload is held for: what its container declares (plus one second for rounding between the
  * container and the upstream), else an estimate from its size at 2,000 bytes per second. Either way the hold is
  * settled to the duration the upstream reports.
