@@ -79,6 +79,32 @@ describe("image and speech upstreams as documented by their providers", () => {
     });
   });
 
+  describe("ElevenLabs voice settings", () => {
+    it("style, use_speaker_boost and speed reach the upstream with stability and similarity_boost; a wrong one is 400 naming it, at no cost", async () => {
+      const user = await fundedUser(server, 1);
+      const settings = { stability: 0.4, similarity_boost: 0.8, style: 0.3, use_speaker_boost: false, speed: 1.15 };
+      const tts = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Rachel", voice_settings: settings });
+      expect(tts.status).toBe(200);
+      expect(JSON.parse(eleven.requests.at(-1)?.body.toString() ?? "{}")).toEqual({ text: "hello", model_id: "speechvendor-tts", voice_settings: settings });
+      const form = new FormData();
+      form.append("model", "speechvendor-sts");
+      form.append("voice", "Rachel");
+      form.append("voice_settings", JSON.stringify(settings));
+      form.append("audio", new Blob([cbrMp3(2)], { type: "audio/mpeg" }), "clip.mp3");
+      const sts = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${user.key}` }, body: form });
+      expect(sts.status).toBe(200);
+      const sent = eleven.requests.at(-1)?.body.toString("latin1") ?? "";
+      expect(sent).toContain(`name="voice_settings"\r\n\r\n${JSON.stringify(settings)}\r\n`);
+      const spent = 1_000_000 - await balanceMicros(server, user.userId);
+      for (const [field, value] of [["speed", 0], ["style", 2], ["use_speaker_boost", "yes"]] as const) {
+        const res = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice: "Rachel", voice_settings: { ...settings, [field]: value } });
+        expect(res.status).toBe(400);
+        expect((await readJson(res)).error).toMatchObject({ code: "invalid_parameter", type: "invalid_request_error", message: expect.stringContaining(`'voice_settings.${field}'`) as unknown });
+      }
+      expect(1_000_000 - await balanceMicros(server, user.userId)).toBe(spent);
+    });
+  });
+
   describe("ElevenLabs speech-to-speech", () => {
     it("audio whose length its container does not declare (a browser's WebM recording) is billed the length of the converted audio, not the size estimate", async () => {
       const user = await fundedUser(server, 1);

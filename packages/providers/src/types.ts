@@ -141,6 +141,9 @@ export interface ImageResult {
 export interface VoiceSettings {
   stability: number;
   similarity_boost: number;
+  style?: number;
+  use_speaker_boost?: boolean;
+  speed?: number;
 }
 
 export interface SpeechRequest {

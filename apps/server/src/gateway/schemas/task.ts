@@ -31,7 +31,18 @@ export const imageTaskBody = z.compile(z.object({
 export type ImageTaskBody = z.output<typeof imageTaskBody>;
 
 const unit = z.number().min(0).max(1);
-export const voiceSettings = z.object({ stability: unit, similarity_boost: unit });
+/**
+ * SPEC 4.1's two settings, and ElevenLabs' other voice settings, passed on when given: left out, they would be
+ * dropped silently and the audio (at another speed, say) would not be the one asked for. The speed's range is the
+ * model's, checked upstream (a refusal is a 400 at no cost).
+ */
+export const voiceSettings = z.object({
+  stability: unit,
+  similarity_boost: unit,
+  style: unit.optional(),
+  use_speaker_boost: z.boolean().optional(),
+  speed: z.number().positive().optional(),
+});
 
 /** ElevenLabs output formats look like mp3_44100_128, pcm_16000, ulaw_8000. */
 export const outputFormat = z.string().regex(/^(mp3|pcm|ulaw|alaw|opus|wav)_\d{4,6}(_\d{1,3})?$/, "must look like mp3_44100_128");
