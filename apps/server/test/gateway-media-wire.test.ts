@@ -105,6 +105,25 @@ describe("image and speech upstreams as documented by their providers", () => {
     });
   });
 
+  describe("audio uploads", () => {
+    it("a form with two files is 400 invalid_parameter naming 'audio', whatever the second one's field, nothing sent upstream", async () => {
+      const user = await fundedUser(server, 1);
+      for (const second of ["audio", "extra"]) {
+        const form = new FormData();
+        form.append("model", "speechvendor-stt");
+        form.append("audio", new Blob([cbrMp3(1)], { type: "audio/mpeg" }), "one.mp3");
+        form.append(second, new Blob([cbrMp3(1)], { type: "audio/mpeg" }), "two.mp3");
+        const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${user.key}` }, body: form });
+        expect(res.status).toBe(400);
+        expect(await readJson(res)).toEqual({
+          error: { message: "Invalid parameter 'audio': only one file is accepted.", type: "invalid_request_error", code: "invalid_parameter" },
+        });
+      }
+      expect(eleven.requests).toHaveLength(0);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+  });
+
   describe("ElevenLabs speech-to-speech", () => {
     it("audio whose length its container does not declare (a browser's WebM recording) is billed the length of the converted audio, not the size estimate", async () => {
       const user = await fundedUser(server, 1);

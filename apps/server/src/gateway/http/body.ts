@@ -34,6 +34,8 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
     if (err.code === "LIMIT_FIELD_VALUE") {
       return new AppError("payload_too_large", `The field '${err.field ?? "body"}' is larger than ${sizeText(fieldLimitBytes)}.`);
     }
+    // a second file, under any field name: the parameter concerned is the one file the form may carry
+    if (err.code === "LIMIT_FILE_COUNT") return new AppError("invalid_parameter", "Invalid parameter 'audio': only one file is accepted.");
     if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': only one 'audio' file is accepted.`);
     return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "body"}': ${err.message.toLowerCase()}.`);
   }
