@@ -4,7 +4,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
-import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, VOICES, cbrMp3, json, mediaRecorderWebm, openAiError, startDocFlux } from "./support/doc-media-upstreams";
+import { DocServer, ELEVEN_HANDLER, OPENAI_IMAGES_HANDLER, VOICES, cbrMp3, elevenError, json, mediaRecorderWebm, openAiError, startDocFlux } from "./support/doc-media-upstreams";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 
 describe("image and speech upstreams as documented by their providers", () => {
@@ -148,6 +148,34 @@ describe("image and speech upstreams as documented by their providers", () => {
         expect(before - await balanceMicros(server, user.userId)).toBe(6_000);
         expect(eleven.requests.at(-1)?.url).toBe(`/v1/speech-to-speech/21m00Tcm4TlvDq8ikWAM?output_format=${outputFormat}`);
       }
+    });
+  });
+
+  describe("ElevenLabs voices deleted upstream", () => {
+    it("a cached voice the upstream no longer has is 400 invalid_parameter naming voice at no cost, or reached under its new id (it was 502 for the cache's 10 minutes)", async () => {
+      const user = await fundedUser(server, 1);
+      const tts = (voice: string) => postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice });
+      expect((await tts("Domi")).status).toBe(200); // the voices list is cached
+      const notFound = (id: string) => elevenError(404, "voice_not_found", `A voice with the voice_id ${id} was not found.`);
+      // Domi deleted at ElevenLabs: its id is refused, and the list fetched again no longer has it
+      eleven.clear();
+      eleven.queue("/v1/text-to-speech/", notFound("AZnzlk1XvdvUeBnXmlld"));
+      eleven.queue("/v1/voices", json(200, { voices: VOICES.filter((v) => v.name !== "Domi") }));
+      const gone = await tts("Domi");
+      expect(gone.status).toBe(400);
+      expect(await readJson(gone)).toEqual({ error: { message: "Invalid parameter 'voice': unknown voice 'Domi'.", type: "invalid_request_error", code: "invalid_parameter" } });
+      expect(eleven.requests.map((r) => `${r.method} ${r.url.replace(/\?.*/, "")}`)).toEqual(["POST /v1/text-to-speech/AZnzlk1XvdvUeBnXmlld", "GET /v1/voices"]);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - 75);
+      // Bella deleted and cloned again under a new id (ElevenLabs answered 400 for this before 2025): sent there
+      eleven.clear();
+      eleven.queue("/v1/text-to-speech/", { ...notFound("EXAVITQu4vr4xnSDxMaL"), status: 400 });
+      eleven.queue("/v1/voices", json(200, { voices: [...VOICES.filter((v) => v.name !== "Bella"), { voice_id: "newBellaVoiceId00001", name: "Bella", category: "cloned" }] }));
+      const moved = await tts("Bella");
+      expect(moved.status).toBe(200);
+      expect(eleven.requests.map((r) => `${r.method} ${r.url.replace(/\?.*/, "")}`)).toEqual([
+        "POST /v1/text-to-speech/EXAVITQu4vr4xnSDxMaL", "GET /v1/voices", "POST /v1/text-to-speech/newBellaVoiceId00001",
+      ]);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - 150);
     });
   });
 

@@ -6,9 +6,9 @@ import { requireAudio } from "../media-check";
 import type { AudioResult, SpeechRequest, SpeechToSpeechRequest, TranscriptionRequest, TranscriptionResult } from "../types";
 import {
   buildSpeechToSpeechRequest, buildSpeechToTextRequest, buildTextToSpeechRequest, parseError,
-  parseSpeechToTextResponse, type BuiltSpeechRequest,
+  parseSpeechToTextResponse, parseVoiceAudioError, VoiceNotFoundError, type BuiltSpeechRequest,
 } from "./transform";
-import type { VoiceDirectory } from "./voice-directory";
+import { unknownVoice, type VoiceDirectory } from "./voice-directory";
 
 export interface SpeechAdapter {
   /** Throws 400 invalid_parameter for a voice name the upstream does not have (the cached voices list). */
@@ -19,16 +19,35 @@ export interface SpeechAdapter {
 }
 
 export function createElevenLabsAdapter(client: UpstreamClient, endpointFor: EndpointResolver, voices: VoiceDirectory): SpeechAdapter {
-  /** Both voice endpoints: resolve the voice name, send, and check that audio came back. */
+  /**
+   * Both voice endpoints: resolve the voice name, send, and check that audio came back. A voice the upstream no longer
+   * has (deleted since the cached list was fetched) refetches the list: a name now listed under another id is sent
+   * again, once; one no longer listed is the unknown voice's 400, as it would have been with a fresh list.
+   */
   async function voiceAudio<R extends SpeechRequest | SpeechToSpeechRequest>(
     req: R,
     build: (endpoint: Endpoint, upstreamModel: string, voiceId: string, req: R) => BuiltSpeechRequest,
   ): Promise<AudioResult> {
     const endpoint = endpointFor(req.model);
+    const send = async (voiceId: string): Promise<AudioResult> => {
+      const audio = await client.bytes({ ...build(endpoint, upstreamModelName(req.model), voiceId, req), signal: req.signal, parseError: parseVoiceAudioError });
+      requireAudio(audio.contentType, audio.data);
+      return { audio: audio.data, contentType: audio.contentType };
+    };
     const voiceId = await voices.resolve(endpoint, req.voice);
-    const audio = await client.bytes({ ...build(endpoint, upstreamModelName(req.model), voiceId, req), signal: req.signal, parseError });
-    requireAudio(audio.contentType, audio.data);
-    return { audio: audio.data, contentType: audio.contentType };
+    try {
+      return await send(voiceId);
+    } catch (err) {
+      if (!(err instanceof VoiceNotFoundError)) throw err;
+    }
+    voices.forget(endpoint);
+    const current = await voices.resolve(endpoint, req.voice);
+    try {
+      if (current !== voiceId) return await send(current);
+    } catch (err) {
+      if (!(err instanceof VoiceNotFoundError)) throw err;
+    }
+    throw unknownVoice(req.voice);
   }
 
   return {

@@ -1,5 +1,5 @@
 // ElevenLabs protocol (speech): text-to-speech, speech-to-speech, speech-to-text and the voices list. Pure transforms.
-import type { AppError } from "@gw/shared";
+import { AppError } from "@gw/shared";
 import { FormData } from "undici";
 import { z } from "zod";
 import type { Endpoint } from "../endpoint";
@@ -98,6 +98,26 @@ export function parseSpeechToTextResponse(json: unknown): TranscriptionResult {
   const reported = parsed.data.audio_duration_secs ?? parsed.data.audio_duration;
   const lastWordEnd = (words ?? []).reduce((max, word) => Math.max(max, word.end ?? 0), 0);
   return { text, durationSeconds: reported, lastWordEndSeconds: lastWordEnd > 0 ? lastWordEnd : undefined };
+}
+
+/**
+ * ElevenLabs' answer for a voice id it does not have (404, earlier 400, `detail.status` voice_not_found or
+ * voice_does_not_exist): a voice deleted since the voices list was fetched. The adapter turns it into the unknown
+ * voice's 400 once the list is fetched again.
+ */
+export class VoiceNotFoundError extends AppError {}
+
+export function parseVoiceAudioError(status: number, body: string): AppError {
+  let detailStatus: unknown;
+  try {
+    detailStatus = pickPath(JSON.parse(body) as unknown, "detail", "status");
+  } catch {
+    detailStatus = undefined;
+  }
+  if ((status === 404 || status === 400) && (detailStatus === "voice_not_found" || detailStatus === "voice_does_not_exist")) {
+    return new VoiceNotFoundError("invalid_parameter", "The upstream provider has no such voice.");
+  }
+  return parseError(status, body);
 }
 
 export function parseError(status: number, body: string): AppError {

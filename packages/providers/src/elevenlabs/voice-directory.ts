@@ -13,6 +13,8 @@ export interface VoiceDirectoryTiming {
   missRefreshMs: number;
 }
 
+export const unknownVoice = (name: string) => invalidParameter("voice", `unknown voice '${name}'`);
+
 export const DEFAULT_VOICE_TIMING: VoiceDirectoryTiming = { ttlMs: 10 * 60_000, missRefreshMs: 30_000 };
 
 /** The shared voices fetch must not fail because the one request that started it went away. */
@@ -42,8 +44,13 @@ export class VoiceDirectory {
     if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs) {
       id = findVoice((await this.refresh(endpoint)).voices, name);
     }
-    if (id === undefined) throw invalidParameter("voice", `unknown voice '${name}'`);
+    if (id === undefined) throw unknownVoice(name);
     return id;
+  }
+
+  /** Drops the cached list (the upstream refused one of its voices), so the next lookup fetches it again. */
+  forget(endpoint: Endpoint): void {
+    this.cache.delete(endpoint.baseUrl);
   }
 
   private refresh(endpoint: Endpoint): Promise<CacheEntry> {
