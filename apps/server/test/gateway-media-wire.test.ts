@@ -124,6 +124,33 @@ describe("image and speech upstreams as documented by their providers", () => {
     });
   });
 
+  describe("audio whose header cannot be read", () => {
+    it("a megabyte of 0xFF bytes (MPEG-sync look-alikes) is given up on within the budget, and other requests are answered meanwhile (it froze the server ~10 s per MB)", async () => {
+      const user = await fundedUser(server, 1);
+      const form = new FormData();
+      form.append("model", "speechvendor-stt");
+      form.append("audio", new Blob([Buffer.alloc(1 << 20, 0xff)], { type: "audio/mpeg" }), "noise.mp3");
+      const started = performance.now();
+      let done = false;
+      const upload = fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${user.key}` }, body: form })
+        .finally(() => { done = true; });
+      let slowest = 0;
+      while (!done) {
+        const t0 = performance.now();
+        expect((await fetch(`${server.url}/api/status`)).status).toBe(200);
+        slowest = Math.max(slowest, performance.now() - t0);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const res = await upload;
+      expect(res.status).toBe(200);
+      // its length unreadable, it is billed to the end of the last transcribed word (1.2 s: 2 started seconds)
+      expect(await readJson(res)).toMatchObject({ object: "transcription", text: "Hello world", duration_seconds: 1.2 });
+      expect(res.headers.get("x-request-cost")).toBe("0.000200");
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(slowest).toBeLessThan(1_000);
+    });
+  });
+
   describe("ElevenLabs speech-to-speech", () => {
     it("audio whose length its container does not declare (a browser's WebM recording) is billed the length of the converted audio, not the size estimate", async () => {
       const user = await fundedUser(server, 1);

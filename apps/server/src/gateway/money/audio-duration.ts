@@ -1,16 +1,49 @@
 // How long an uploaded audio file plays, for the worst case a speech-to-text or speech-to-speech request holds
 // (CONTRACT 6). Read from the container's headers by music-metadata (WAV, MP3, Ogg/Opus, FLAC, M4A, WebM …),
 // never decoded. Loaded on the first speech upload: most gateway processes serve text and never need it.
-import type { parseBuffer as ParseBuffer } from "music-metadata";
+import type { parseFromTokenizer as ParseFromTokenizer } from "music-metadata";
+import type { fromBuffer as FromBuffer, ITokenizer } from "strtok3";
 import { AUDIO_BYTES_PER_SECOND_FLOOR } from "./pricing";
 
-let parser: Promise<typeof ParseBuffer> | undefined;
+let parser: Promise<{ parseFromTokenizer: typeof ParseFromTokenizer; fromBuffer: typeof FromBuffer }> | undefined;
 
-async function parsedSeconds(data: Buffer, mimeType: string | undefined): Promise<number | undefined> {
-  parser ??= import("music-metadata").then((m) => m.parseBuffer);
+/**
+ * A header read takes milliseconds; bytes that look like MPEG frame syncs (runs of 0xFF) make music-metadata try
+ * every position, about 10 seconds per megabyte, in promises that never let the event loop run: one upload froze
+ * every request of the process. So the reads yield to other work every few milliseconds and give up once the read
+ * itself has run for the budget (the length then counts as unreadable). Time spent serving others while yielded is
+ * not counted, so a busy server reads a valid header as it would an idle one.
+ */
+export const HEADER_READ_BUDGET_MS = 250;
+const YIELD_EVERY_MS = 10;
+
+interface ReadBudget {
+  leftMs: number;
+}
+
+function budgeted(tokenizer: ITokenizer, budget: ReadBudget): ITokenizer {
+  const peek = tokenizer.peekBuffer.bind(tokenizer);
+  let running = performance.now();
+  // every read (read, peek, tokens, numbers) goes through peekBuffer
+  tokenizer.peekBuffer = async (buffer, options) => {
+    const now = performance.now();
+    if (now - running > YIELD_EVERY_MS) {
+      budget.leftMs -= now - running;
+      if (budget.leftMs <= 0) throw new Error("audio header read over budget");
+      await new Promise((resolve) => setImmediate(resolve));
+      running = performance.now();
+    }
+    return peek(buffer, options);
+  };
+  return tokenizer;
+}
+
+async function parsedSeconds(data: Buffer, mimeType: string | undefined, budget: ReadBudget): Promise<number | undefined> {
+  parser ??= Promise.all([import("music-metadata"), import("strtok3")]).then(([m, s]) => ({ parseFromTokenizer: m.parseFromTokenizer, fromBuffer: s.fromBuffer }));
   try {
-    const parseBuffer = await parser;
-    const { format } = await parseBuffer(data, { mimeType, size: data.length }, { skipCovers: true });
+    const { parseFromTokenizer, fromBuffer } = await parser;
+    const tokenizer = budgeted(fromBuffer(data, { fileInfo: { mimeType, size: data.length } }), budget);
+    const { format } = await parseFromTokenizer(tokenizer, { skipCovers: true });
     const seconds = format.duration;
     return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
   } catch {
@@ -24,7 +57,8 @@ async function parsedSeconds(data: Buffer, mimeType: string | undefined): Promis
  * follows a given type blindly, and a mislabelled upload (a WAV sent as audio/mpeg) would read as unknown length.
  */
 export async function declaredAudioSeconds(data: Buffer, contentType?: string): Promise<number | undefined> {
-  return (await parsedSeconds(data, undefined)) ?? (contentType ? parsedSeconds(data, contentType) : undefined);
+  const budget = { leftMs: HEADER_READ_BUDGET_MS };
+  return (await parsedSeconds(data, undefined, budget)) ?? (contentType ? parsedSeconds(data, contentType, budget) : undefined);
 }
 
 /**
