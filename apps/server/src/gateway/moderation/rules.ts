@@ -63,6 +63,33 @@ const HARMING_A_PERSON = words(
   `${HARM_VERB} (?:${DETERMINER} (?:${VICTIM_ADJECTIVE} ){0,2}${PERSON}|(?:${VICTIM_ADJECTIVE} ){0,2}${PEOPLE})(?! s(?: |$))`,
 );
 
+// A person killed, told in the passive ("children killed in war", "a boy was executed at dawn"): the person, then the
+// participle followed by nothing, a clause mark or a preposition; an object after it makes it active ("a girl killed it
+// on stage", "a knight killed the dragon").
+const KILLED = any("killed", "slaughtered", "butchered", "executed", "massacred", "strangled", "hanged");
+const AUXILIARY = any("was", "were", "is", "are", "being", "been", "get", "gets", "got", "getting");
+const AFTER_PASSIVE = any("in", "by", "at", "on", "during", "with", "while", "after", "for", "near", "like", "outside", "inside");
+const PERSON_KILLED = words(
+  `${PERSON}(?: (?:who |that )?${AUXILIARY})?(?: [a-z]+ly)? ${KILLED}(?=$| \\|| ${AFTER_PASSIVE}(?: |$))`,
+);
+
+// A dead person ("a dead baby", "dead children", "a dead young woman"); "a dead tree", "dead end street", "dead tired
+// man" (an intensifier), "a dead man's switch" and "a dead baby bird" pass.
+const YOUNG_ANIMAL = any(
+  "bird", "birds", "animal", "animals", "deer", "seal", "seals", "shark", "sharks", "turtle", "turtles", "rabbit", "rabbits",
+  "bunny", "bunnies", "mouse", "mice", "rat", "rats", "squirrel", "squirrels", "owl", "owls", "fox", "foxes", "goat", "goats",
+  "duck", "ducks", "chick", "chicks", "fish", "snake", "snakes", "spider", "spiders", "whale", "whales", "dolphin", "dolphins",
+);
+const DEAD_PERSON = words(`dead (?:${VICTIM_ADJECTIVE} ){0,2}${PERSON}(?! s(?: |$))(?! ${YOUNG_ANIMAL}(?: |$))`);
+
+// Wounds told with everyday verbs, aimed at a person by a possessive: "a man with his throat cut", "blowing his brains
+// out"; "cut the cake", "a cut-throat razor" and "blowing out the candles" pass.
+const POSSESSIVE = any("his", "her", "their", "my", "your", "our", "someone s", "somebody s");
+const THROAT_CUT = words(
+  `(?:${any("cut", "cuts", "cutting", "slit", "slits", "slitting", "slash", "slashes", "slashed", "slashing")} ${POSSESSIVE} throats?|throats? ${any("cut", "slit", "slashed")})`,
+);
+const BRAINS_BLOWN_OUT = words(`${any("blow", "blows", "blew", "blowing", "blown")} ${POSSESSIVE} ${any("brains out", "head off", "heads off")}`);
+
 // --- sexual: a suggestive word with revealing clothes ("a sexy red sports car" or "a lingerie catalog" pass)
 
 const SUGGESTIVE = words(any("sexy", "seductive", "sensual", "sultry", "provocative", "lustful", "steamy"));
@@ -187,6 +214,10 @@ export const CONTEXT_RULES: ContextRule[] = [
   { category: "sexual", name: "suggestive with revealing clothes", pattern: SUGGESTIVE, context: REVEALING },
   { category: "violence", name: "harming a person", pattern: HARMING_A_PERSON },
   { category: "violence", name: "shooting or beating a victim", pattern: SHOOTING_A_VICTIM },
+  { category: "violence", name: "a person killed", pattern: PERSON_KILLED },
+  { category: "violence", name: "a dead person", pattern: DEAD_PERSON },
+  { category: "violence", name: "cut throat", pattern: THROAT_CUT },
+  { category: "violence", name: "brains or head blown", pattern: BRAINS_BLOWN_OUT },
   { category: "hate", name: "people depicted as animals", pattern: DEHUMANIZING },
   { category: "hate", name: "swastika", pattern: SWASTIKA, unless: RELIGIOUS_SWASTIKA },
   { category: "hate", name: "swastika with nazi context", pattern: SWASTIKA, context: NAZI_CONTEXT },
