@@ -250,6 +250,33 @@ describe("local image policy", () => {
     expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
   });
 
+  // The same audit: a hate symbol, a slur by its euphemism, an erection.
+  it.each([
+    ["SS insignia", "hate"],
+    ["a Waffen-SS flag", "hate"],
+    ["SS runes on a helmet", "hate"],
+    ["\u03df\u03df runes on a banner", "hate"],
+    ["the n word written on a wall", "hate"],
+    ["N-word graffiti", "hate"],
+    ["a sign with the word nigger", "hate"],
+    ["a man with an erection", "sexual"],
+    ["a man's erection", "sexual"],
+  ])("flags %j as %s (fifth audit)", (prompt, category) => {
+    expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
+  });
+
+  it.each([
+    "the SS Titanic leaving port",
+    "stainless steel SS bolts and nuts",
+    "a Chevy Camaro SS on a race track",
+    "the erection of a building in 1900",
+    "erection of scaffolding on a facade",
+    "a steel erection crew on a bridge",
+    "a soldier with an erect posture",
+  ])("lets %j through (fifth audit)", (prompt) => {
+    expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
+  });
+
   // Ordinary prompts: the rules above must leave them alone. The first three were rejected in the second audit.
   it.each([
     "a bridge, a marvel of modern engineering",

@@ -95,6 +95,16 @@ const BRAINS_BLOWN_OUT = words(`${any("blow", "blows", "blew", "blowing", "blown
 const SUGGESTIVE = words(any("sexy", "seductive", "sensual", "sultry", "provocative", "lustful", "steamy"));
 const REVEALING = words(any("lingerie", "underwear", "panties", "thong", "thongs", "bra", "g string", "stockings", "garter", "garters", "half naked"));
 
+// --- sexual: an erection, but not a building's ("the erection of a tower", "scaffolding erection", "steel erection crew")
+
+const CONSTRUCTION = any(
+  "steel", "scaffold", "scaffolding", "tent", "building", "bridge", "tower", "mast", "crane", "frame", "formwork", "roof",
+  "structure", "structural", "monument", "statue", "fence", "wall", "stage", "pole", "girder", "precast", "marquee",
+);
+const ERECTION = words(
+  `(?<!(?:^| )${CONSTRUCTION} )erections?(?! ${any("of", "crew", "crews", "works", "site", "sites", "sequence", "drawing", "drawings")}(?: |$))`,
+);
+
 // --- hate: a group of people depicted as animals ("black people as monkeys"; "a monkey in the jungle" passes)
 
 const GROUP = any(
@@ -126,6 +136,11 @@ const NAZI_CONTEXT = words(
     "nazi", "nazis", "hitler", "reich", "ss", "wehrmacht", "gestapo", "fascist", "fascists", "fascism", "aryan", "kkk", "jew", "jews",
     "jewish", "synagogue", "synagogues", "armband", "armbands", "rally", "white power", "white pride",
   ),
+);
+
+// The SS's runes: "SS" alone is a steamship ("SS Titanic"), stainless steel or a car badge, so only with a symbol word
+const SS_SYMBOL = words(
+  `ss ${any("insignia", "insignias", "symbol", "symbols", "rune", "runes", "lightning bolts", "armband", "armbands", "flag", "flags", "banner", "banners")}`,
 );
 
 // --- intellectual property: names that are also ordinary words or names, with the franchise that makes them a character
@@ -212,6 +227,7 @@ const COPIED_DOCUMENT = words(
 
 export const CONTEXT_RULES: ContextRule[] = [
   { category: "sexual", name: "suggestive with revealing clothes", pattern: SUGGESTIVE, context: REVEALING },
+  { category: "sexual", name: "erection", pattern: ERECTION },
   { category: "violence", name: "harming a person", pattern: HARMING_A_PERSON },
   { category: "violence", name: "shooting or beating a victim", pattern: SHOOTING_A_VICTIM },
   { category: "violence", name: "a person killed", pattern: PERSON_KILLED },
@@ -221,6 +237,7 @@ export const CONTEXT_RULES: ContextRule[] = [
   { category: "hate", name: "people depicted as animals", pattern: DEHUMANIZING },
   { category: "hate", name: "swastika", pattern: SWASTIKA, unless: RELIGIOUS_SWASTIKA },
   { category: "hate", name: "swastika with nazi context", pattern: SWASTIKA, context: NAZI_CONTEXT },
+  { category: "hate", name: "ss symbol", pattern: SS_SYMBOL },
   { category: "intellectual_property", name: "marvel brand", pattern: MARVEL_BRAND },
   { category: "intellectual_property", name: "mario", pattern: words("mario"), context: words(any(NINTENDO, "luigi")) },
   { category: "intellectual_property", name: "luigi", pattern: words("luigi"), context: words(any(NINTENDO, "mario")) },

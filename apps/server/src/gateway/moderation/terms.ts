@@ -54,6 +54,8 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     "racist cartoons", "racist drawing", "racist meme", "racist propaganda", "racist imagery", "racist stereotype",
     "racist stereotypes", "blackface", "antisemitic", "antisemitism", "islamophobic", "homophobic", "transphobic", "hate symbol",
     "master race", "subhuman",
+    // the slur by its euphemism and its spelling; the SS runes typed as Greek koppas or runic sowilo letters
+    "n word", "nigger", "niggers", "ϟϟ", "ᛋᛋ",
   ],
   intellectual_property: [
     // Disney, Pixar
