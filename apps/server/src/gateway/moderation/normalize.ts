@@ -68,7 +68,7 @@ export function normalizeFolded(foldedText: string): string {
   return joinSpelledOut(words);
 }
 
-/** Rejoins runs of four or more space-separated single letters: "n u d e" -> "nude". */
+/** Rejoins runs of three or more space-separated single letters: "s e x" -> "sex", "n u d e" -> "nude". */
 function joinSpelledOut(text: string): string {
-  return text.replace(/(?<![\p{L}\p{N}])(?:\p{L} ){3,}\p{L}(?![\p{L}\p{N}])/gu, (m) => m.replace(/ /g, ""));
+  return text.replace(/(?<![\p{L}\p{N}])(?:\p{L} ){2,}\p{L}(?![\p{L}\p{N}])/gu, (m) => m.replace(/ /g, ""));
 }

@@ -277,6 +277,38 @@ describe("local image policy", () => {
     expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
   });
 
+  // The same audit: three-letter words spelled out with spaces, misspellings, stretched letters.
+  it.each([
+    ["s e x", "sexual"],
+    ["S E X scene on a bed", "sexual"],
+    ["n u d e woman", "sexual"],
+    ["p.o.r.n", "sexual"],
+    ["pr0n", "sexual"],
+    ["free pron video", "sexual"],
+    ["nuuude woman", "sexual"],
+    ["NUUUUDE", "sexual"],
+    ["pooorn", "sexual"],
+    ["goooore everywhere", "violence"],
+  ])("flags %j as %s (fifth audit)", (prompt, category) => {
+    expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
+  });
+
+  it.each([
+    "a cottage in Sussex",
+    "a brass sextant",
+    "a village in Essex",
+    "nude lipstick color swatches",
+    "nuuude lipstick swatches",
+    "an XXXL t-shirt on a hanger",
+    "zzz above a sleeping cat",
+    "a sooo cute puppy",
+    "a b c wooden blocks",
+    "the u s a flag on a pole",
+    "a pronunciation guide poster",
+  ])("lets %j through (fifth audit)", (prompt) => {
+    expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
+  });
+
   // Ordinary prompts: the rules above must leave them alone. The first three were rejected in the second audit.
   it.each([
     "a bridge, a marvel of modern engineering",
@@ -365,7 +397,7 @@ describe("local image policy", () => {
   );
 
   it("stays linear on long hostile prompts (no regex backtracking blow-up)", () => {
-    for (const unit of ["a.", "a ", "a s ", "nu\u200b", "killing a young ", "black people drawn ", "1-"]) {
+    for (const unit of ["a.", "a ", "a s ", "nu\u200b", "killing a young ", "black people drawn ", "1-", "nuuu", "nuuu ", "dead young "]) {
       const started = performance.now();
       expect(checkLocalPolicy(unit.repeat(30_000) + "cabin").flagged).toBe(false);
       expect(performance.now() - started).toBeLessThan(1_000);
@@ -374,6 +406,7 @@ describe("local image policy", () => {
 
   it("normalizes case, accents, full-width letters and leetspeak", () => {
     expect(normalizeText("ＮÜDÉ  N4k3d!")).toBe("nude naked");
+    expect(normalizeText("s e x, a b c d")).toBe("sex | abcd");
   });
 
   it("drops invisible format characters and folds look-alike letters to Latin", () => {

@@ -56,12 +56,26 @@ function unmask(folded: string): string {
   });
 }
 
+/** A word with its repeated letters written once: "nuuude" -> "nude", "boobs" -> "bobs". */
+const squeeze = (word: string): string => word.replace(/([a-z])\1+/g, "$1");
+
+/** Every listed single-word term by its squeezed form, to read a stretched word ("nuuude", "pooorn") as the term. */
+const TERM_BY_SQUEEZED = new Map(TERM_WORDS.map((t) => [squeeze(t), t] as const));
+
+/** A word of the normalized text with a letter three times in a row, which no English word has ("nuuude", "seeex"). */
+const STRETCHED_WORD = /(?<![a-z0-9])(?=[a-z0-9]*([a-z])\1\1)[a-z0-9]+/g;
+
+/** Each stretched word replaced by the listed term it spells with its letters once, if any. */
+function unstretch(normalized: string): string {
+  return normalized.replace(STRETCHED_WORD, (word) => TERM_BY_SQUEEZED.get(squeeze(word)) ?? word);
+}
+
 /** The fast local policy: microseconds per prompt, no network. */
 export function checkLocalPolicy(...texts: Array<string | undefined | null>): ModerationVerdict {
   for (const raw of texts) {
     if (!raw) continue;
     const folded = foldText(raw);
-    const normalized = normalizeFolded(unmask(folded)).replace(HARMLESS, " |");
+    const normalized = unstretch(normalizeFolded(unmask(folded))).replace(HARMLESS, " |");
     for (const { category, terms, rules } of CATEGORY_CHECKS) {
       const m = terms.exec(normalized);
       if (m) return { flagged: true, category, match: m[1] };

@@ -29,6 +29,8 @@ export const TERMS: Record<ModerationCategory, string[]> = {
     // animals, so they are not listed
     "blowjobs", "blow job", "blow jobs", "handjob", "handjobs", "cumshot", "cumshots", "cum shot", "dick pic", "dick pics",
     "bukkake", "fellatio", "cunnilingus", "titties", "dildo", "dildos", "upskirt", "gangbang", "milf",
+    // the internet's misspelling of porn ("pr0n" reads "pron")
+    "pron",
   ],
   violence: [
     "gore", "gory", "bloodbath", "blood bath", "decapitate", "decapitates", "decapitated", "decapitating", "decapitation",
