@@ -288,6 +288,41 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect((await readJson(res)).error).toMatchObject({ code: "content_policy_violation", message: expect.stringContaining("'violence'") });
   });
 
+  it("the fifth audit's misses are 400 content_policy_violation naming their category on every image route, never sent upstream, free; their near misses are served", async () => {
+    const user = await fundedUser(server, 1);
+    const label = { violence: "violence and gore", hate: "hateful or discriminatory imagery", sexual: "explicit sexual content" };
+    const cases: Array<[string, Record<string, unknown>, keyof typeof label]> = [
+      ["/api/v1/imageB.1", { prompt: "children killed in war" }, "violence"],
+      ["/api/v1/imageA/generate", { prompt: "a dead baby", num_outputs: 2 }, "violence"],
+      ["/api/v1/task", { model: "imageB-1-dev", prompt: "a man with his throat cut" }, "violence"],
+      ["/api/v1/imageB.1", { prompt: "SS insignia on a banner" }, "hate"],
+      ["/api/v1/imageA/generate", { prompt: "the n word painted on a wall" }, "hate"],
+      ["/api/v1/imageB.1", { prompt: "a man with an erection" }, "sexual"],
+      ["/api/v1/imageB.1", { prompt: "a calm lake", style: "s e x" }, "sexual"],
+      ["/api/v1/task", { model: "imageB-1-pro", prompt: "nuuude woman on a beach" }, "sexual"],
+      ["/api/v1/imageA/generate", { prompt: "pr0n" }, "sexual"],
+    ];
+    for (const [path, body, category] of cases) {
+      const res = await postJson(server, path, user.key, body);
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({ error: {
+        message: `The prompt violates the usage policy: ${label[category]} (category '${category}').`,
+        type: "invalid_request_error", code: "content_policy_violation",
+      } });
+    }
+    expect(fakes.imageA.requests).toHaveLength(0);
+    expect(fakes.imageB.requests).toHaveLength(0);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    const harmless = ["a dead tree on a dead end street", "cut the cake, she killed it on stage", "the SS Titanic leaving Essex", "the erection of a building"];
+    for (const prompt of harmless) {
+      const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt });
+      expect(res.status).toBe(200);
+      expect(await readJson(res)).toMatchObject({ status: "complete", prompt });
+    }
+    expect(fakes.imageB.requests.filter((r) => r.method === "POST")).toHaveLength(harmless.length);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - harmless.length * 100_000);
+  });
+
   it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {
     const user = await fundedUser(server, 0);
     await server.app.context.ledger.credit(user.userId, 7 * 2_010, { kind: "adjustment", idempotencyKey: `few-${user.userId}` });
