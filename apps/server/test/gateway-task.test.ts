@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_MODELS, DEFAULT_PLANS } from "@gw/config";
+import { lowBitrateMp3, pcmWav, taggedMp3 } from "@gw/test-support/audio-files";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
 import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
@@ -12,31 +13,6 @@ function audioForm(fields: Record<string, string>, audio?: Buffer, type = "audio
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   if (audio) form.append("audio", new Blob([audio], { type }), type === "audio/mpeg" ? "clip.mp3" : "clip.wav");
   return form;
-}
-
-/** MPEG-2.5 Layer III frames at 8 kbit/s, 8 kHz mono (silent): 72 bytes per 72 ms, 1,000 bytes per second. */
-function lowBitrateMp3(seconds: number): Buffer {
-  const frame = Buffer.from([0xff, 0xe3, 0x18, 0xc0, ...Array<number>(68).fill(0)]);
-  return Buffer.concat(Array<Buffer>(Math.ceil(seconds / 0.072)).fill(frame));
-}
-
-/** A silent 16-bit mono PCM WAV of `seconds` at 16 kHz (32,000 bytes per second), its header declaring its length. */
-function pcmWav(seconds: number): Buffer {
-  const data = Buffer.alloc(seconds * 32_000);
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0, "latin1");
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write("WAVEfmt ", 8, "latin1");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(16_000, 24);
-  header.writeUInt32LE(32_000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "latin1");
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
 }
 
 describe("task and image endpoints: every modality, exact charges", () => {
@@ -332,6 +308,28 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.status).toBe(200);
     expect(body.duration_seconds).toBe(4.6);
     expect(cost).toBe(5 * 100);
+  });
+
+  it("speech: a header declaring more audio than the file's bytes hold is billed for what they hold (MP3 frames, WAV samples)", async () => {
+    // 42 KB: a Xing frame claiming 10,000 frames (261 s, held and billed as 262 s) before 100 frames of 128 kbit/s
+    // MP3: 101 frames play 2.64 s, so 4 s are held and 3 s billed.
+    const forged = taggedMp3(100, 10_000);
+    const poor = await fundedUser(server, 0.001);
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { language_code: "en", text: "", words: [] } });
+    const stt = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(poor.key, false), body: audioForm({ model: "speechvendor-stt" }, forged, "audio/mpeg") });
+    expect(stt.status).toBe(200);
+    expect((await readJson(stt)).duration_seconds).toBeCloseTo(2.638, 3);
+    expect(stt.headers.get("x-request-cost")).toBe("0.000300");
+    expect(await balanceMicros(server, poor.userId)).toBe(1_000 - 300);
+    const sts = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-sts", voice: "Adam" }, forged, "audio/mpeg") }));
+    expect(sts.res.status).toBe(200);
+    expect(sts.cost).toBe(3 * 100);
+    expect(sts.res.headers.get("x-request-cost")).toBe("0.000300");
+    // a 2.5 s PCM WAV whose fact chunk declares 1,000 s of samples: its 80,012 bytes after the headers play 2.5 s
+    const wav = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-sts", voice: "Adam" }, pcmWav(2.5, 16_000_000)) }));
+    expect(wav.res.status).toBe(200);
+    expect(wav.cost).toBe(3 * 100);
+    expect(wav.res.headers.get("x-request-cost")).toBe("0.000300");
   });
 
   it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {

@@ -1,8 +1,9 @@
 // How long an uploaded audio file plays, for the worst case a speech-to-text or speech-to-speech request holds
 // (CONTRACT 6). Read from the container's headers by music-metadata (WAV, MP3, Ogg/Opus, FLAC, M4A, WebM …),
 // never decoded. Loaded on the first speech upload: most gateway processes serve text and never need it.
-import type { parseFromTokenizer as ParseFromTokenizer } from "music-metadata";
+import type { IFormat, parseFromTokenizer as ParseFromTokenizer } from "music-metadata";
 import type { fromBuffer as FromBuffer, ITokenizer } from "strtok3";
+import { mpegSecondsAtMost } from "./mpeg-frames";
 import { AUDIO_BYTES_PER_SECOND_FLOOR } from "./pricing";
 
 let parser: Promise<{ parseFromTokenizer: typeof ParseFromTokenizer; fromBuffer: typeof FromBuffer }> | undefined;
@@ -38,13 +39,32 @@ function budgeted(tokenizer: ITokenizer, budget: ReadBudget): ITokenizer {
   return tokenizer;
 }
 
+/** WAV codecs that store every sample in its bits, so the bytes bound the length whatever a `fact` chunk declares. */
+const UNCOMPRESSED_WAV = new Set(["PCM", "IEEE_FLOAT", "ALAW", "MULAW"]);
+/** The RIFF, fmt and data chunk headers: the least a WAV file carries besides its samples. */
+const WAV_HEADER_BYTES = 44;
+
+/**
+ * The most a file of these bytes can play, whatever its header declares (a forged or stale frame or sample count):
+ * MPEG audio by walking its frames, uncompressed WAV by its sample bytes at the sample size. Other containers (FLAC,
+ * M4A, Ogg, WebM) are taken as declared: no bound follows from their bytes without decoding them.
+ */
+function secondsAtMost(format: IFormat, data: Buffer): number {
+  if (format.container === "MPEG") return mpegSecondsAtMost(data);
+  const { codec, sampleRate, numberOfChannels, bitsPerSample } = format;
+  if (format.container === "WAVE" && codec !== undefined && UNCOMPRESSED_WAV.has(codec) && sampleRate && numberOfChannels && bitsPerSample) {
+    return (Math.max(0, data.length - WAV_HEADER_BYTES) * 8) / (sampleRate * numberOfChannels * bitsPerSample);
+  }
+  return Infinity;
+}
+
 async function parsedSeconds(data: Buffer, mimeType: string | undefined, budget: ReadBudget): Promise<number | undefined> {
   parser ??= Promise.all([import("music-metadata"), import("strtok3")]).then(([m, s]) => ({ parseFromTokenizer: m.parseFromTokenizer, fromBuffer: s.fromBuffer }));
   try {
     const { parseFromTokenizer, fromBuffer } = await parser;
     const tokenizer = budgeted(fromBuffer(data, { fileInfo: { mimeType, size: data.length } }), budget);
     const { format } = await parseFromTokenizer(tokenizer, { skipCovers: true });
-    const seconds = format.duration;
+    const seconds = format.duration === undefined ? undefined : Math.min(format.duration, secondsAtMost(format, data));
     return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
   } catch {
     return undefined;
@@ -52,7 +72,8 @@ async function parsedSeconds(data: Buffer, mimeType: string | undefined, budget:
 }
 
 /**
- * Seconds of audio the container declares, or undefined when it cannot tell (unknown format, no header, garbage).
+ * Seconds of audio the container declares, at most what its bytes can play (secondsAtMost), or undefined when it
+ * cannot tell (unknown format, no header, garbage).
  * The file's own bytes pick the parser: a type the client declared is only a fallback, since music-metadata
  * follows a given type blindly, and a mislabelled upload (a WAV sent as audio/mpeg) would read as unknown length.
  */
