@@ -332,6 +332,15 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(wav.res.headers.get("x-request-cost")).toBe("0.000300");
   });
 
+  it("speech-to-text: audio whose length nothing tells is billed the minimum second, and duration_seconds says 1", async () => {
+    fakes.speech.failNext(1, { kind: "status", status: 200, body: { language_code: "en", text: "", words: [] } });
+    const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, Buffer.alloc(6_000, 1)) }));
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ object: "transcription", text: "", duration_seconds: 1 });
+    expect(cost).toBe(100);
+    expect(res.headers.get("x-request-cost")).toBe("0.000100");
+  });
+
   it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {
     const post = (fields: Record<string, string>) => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm(fields) });
     const text = await charged(() => post({ model: "textC-8x7b", messages: JSON.stringify([{ role: "user", content: "hi there" }]), max_tokens: "20", temperature: "0.5", stream: "false" }));

@@ -4,7 +4,7 @@ import { AppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
 import { declaredAudioSeconds, heldAudioSeconds, producedAudioSeconds } from "../money/audio-duration";
-import { audioCost, billedSeconds, characterCost, imageCost } from "../money/pricing";
+import { audioCost, billedSeconds, characterCost, imageCost, MIN_BILLED_SECONDS } from "../money/pricing";
 import { billed } from "./billed";
 import type { RequestMeta } from "./request-meta";
 
@@ -85,7 +85,8 @@ export async function runSpeechToSpeech(
  * Speech-to-text: held like speech-to-speech, settled to the audio's duration (CONTRACT 6 bills started seconds of
  * audio): the one upstream reports, else the one the container declares, else where the last timed word ends (a lower
  * bound: speech may stop before the audio does, so it counts only for audio whose length cannot be read, or whose
- * header declares less than was transcribed), else the minimum second. The duration billed is the one returned.
+ * header declares less than was transcribed), else the minimum second. The duration billed, the minimum second
+ * included, is the one returned.
  */
 export async function runSpeechToText(
   deps: GatewayDeps,
@@ -99,7 +100,7 @@ export async function runSpeechToText(
     const reported = r.durationSeconds !== undefined && r.durationSeconds > 0 ? r.durationSeconds : undefined;
     // A transcript that runs past the declared length proves the header short (truncated or forged): bill what was heard.
     const heard = declared !== undefined && r.lastWordEndSeconds !== undefined ? Math.max(declared, r.lastWordEndSeconds) : declared ?? r.lastWordEndSeconds;
-    seconds = reported ?? heard ?? 0;
+    seconds = reported ?? heard ?? MIN_BILLED_SECONDS;
     return audioCost(call.model, seconds);
   }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
   return { transcription: { ...result, durationSeconds: seconds }, cost };

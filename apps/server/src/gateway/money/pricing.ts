@@ -27,9 +27,9 @@ export function characterCost(model: ModelDefinition, characters: number): numbe
   return per1k(characters, model.pricing.per1kChars);
 }
 
-/** Audio is billed per started second, as a fraction of the per-minute price. */
-/** Audio is billed per started second, at least one per request (the upstream processed a file). */
-export const billedSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
+/** Audio is billed per started second, as a fraction of the per-minute price, at least one per request (the upstream processed a file). */
+export const MIN_BILLED_SECONDS = 1;
+export const billedSeconds = (seconds: number): number => Math.max(MIN_BILLED_SECONDS, Math.ceil(seconds));
 
 export function audioCost(model: ModelDefinition, seconds: number): number {
   return Math.ceil((billedSeconds(seconds) * (model.pricing.perMinute ?? 0)) / 60);
