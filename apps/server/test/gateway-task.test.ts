@@ -625,6 +625,25 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(ok.status).toBe(200);
   });
 
+  it("multipart: audio sent as a text field (no filename, curl -F audio=<file) is 400 naming 'audio', asking for a file; costs nothing, never sent", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const part = (name: string, value: Buffer) =>
+      Buffer.concat([Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`), value, Buffer.from("\r\n")]);
+    for (const audio of [lowBitrateMp3(1), pcmWav(1), Buffer.from("RIFF plain text")]) {
+      const res = await fetch(`${server.url}/api/v1/task`, {
+        method: "POST", headers: { ...authHeaders(user.key, false), "content-type": "multipart/form-data; boundary=b0undary" },
+        body: Buffer.concat([part("model", Buffer.from("speechvendor-stt")), part("audio", audio), Buffer.from("--b0undary--\r\n")]),
+      });
+      expect(res.status).toBe(400);
+      expect((await readJson(res)).error).toMatchObject({
+        code: "invalid_parameter", type: "invalid_request_error",
+        message: "Invalid parameter 'audio': must be a file upload, a part with a filename (curl -F audio=@clip.wav), not a text field.",
+      });
+    }
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.speech.requests.filter((r) => r.method === "POST")).toHaveLength(0);
+  });
+
   it("an upload declared as something other than audio or video is 400 naming 'audio', costs nothing, never sent", async () => {
     const before = await balanceMicros(server, user.userId);
     for (const [model, type] of [["speechvendor-stt", "text/plain"], ["speechvendor-stt", "image/png"], ["speechvendor-sts", "application/json"]] as const) {

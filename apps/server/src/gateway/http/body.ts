@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import multer from "multer";
-import { AppError } from "@gw/shared";
+import { AppError, invalidParameter } from "@gw/shared";
 import { isPlainJson, jsonParser } from "../../http/json-body";
 
 const unsupportedMedia = (allowed: string) =>
@@ -58,6 +58,15 @@ function nonUtf8FieldError(body: unknown): AppError | undefined {
   return undefined;
 }
 
+/**
+ * busboy reads a part without a filename as a text field (curl's `-F audio=<clip.wav` sends one), decoding its
+ * bytes as UTF-8, so the audio cannot be recovered: the client is told to send it as a file.
+ */
+function audioAsFieldError(body: unknown): AppError | undefined {
+  if (typeof body !== "object" || body === null || !("audio" in body)) return undefined;
+  return invalidParameter("audio", "must be a file upload, a part with a filename (curl -F audio=@clip.wav), not a text field");
+}
+
 /** The task endpoint takes JSON, or multipart/form-data with one `audio` file (SPEC 4.1). */
 export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number): RequestHandler[] {
   const upload = multer({
@@ -68,7 +77,7 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
   return [
     (req, res, next) => {
       if (req.is("multipart/form-data")) {
-        upload(req, res, (err: unknown) => next(err === undefined ? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
+        upload(req, res, (err: unknown) => next(err === undefined ? audioAsFieldError(req.body) ?? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
         return;
       }
       if (req.is("application/json")) {
