@@ -216,6 +216,15 @@ function promptTokens(usage: MessagesUsage | null | undefined): number | undefin
   return usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
 }
 
+/**
+ * OpenAI's breakdown of the prompt: the tokens Messages read from its prompt cache are OpenAI's `cached_tokens`
+ * (cache writes are not: they were processed in full). Only when the upstream reported its cache reads.
+ */
+function usageDetails(usage: MessagesUsage | null | undefined): Record<string, unknown> | undefined {
+  const read = usage?.cache_read_input_tokens;
+  return read == null ? undefined : { prompt_tokens_details: { cached_tokens: read } };
+}
+
 export function parseMessagesResponse(json: unknown): ChatResult {
   const parsed = messageResponseSchema.safeParse(json);
   const prompt = parsed.success ? promptTokens(parsed.data.usage) : undefined;
@@ -232,11 +241,13 @@ export function parseMessagesResponse(json: unknown): ChatResult {
   // refusal is always present in OpenAI's message (null unless the model refused); clients test it against null
   const message: Record<string, unknown> = { role: "assistant", content: content || (toolCalls.length > 0 ? null : ""), refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  const details = usageDetails(parsed.data.usage);
   return {
     content,
     message,
     finishReason: toFinishReason(parsed.data.stop_reason),
     usage: { promptTokens: prompt, completionTokens: parsed.data.usage.output_tokens },
+    ...(details ? { usageDetails: details } : {}),
   };
 }
 
@@ -266,7 +277,7 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
     const data = parsed.data;
     switch (data.type) {
       case "message_start":
-        return [{ kind: "usage", promptTokens: promptTokens(data.message.usage), completionTokens: undefined }];
+        return [{ kind: "usage", promptTokens: promptTokens(data.message.usage), completionTokens: undefined, details: usageDetails(data.message.usage) }];
       case "content_block_start": {
         const block = data.content_block;
         if (block.type !== "tool_use") return [];
@@ -293,7 +304,7 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
         const pieces: StreamPiece[] = [];
         if (data.delta.stop_reason) pieces.push({ kind: "finish", reason: toFinishReason(data.delta.stop_reason) });
         // message_delta's output_tokens is cumulative
-        if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: promptTokens(data.usage) });
+        if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: promptTokens(data.usage), details: usageDetails(data.usage) });
         return pieces;
       }
       case "message_stop":

@@ -1,0 +1,65 @@
+// textB through /v1/chat/completions against a fake Anthropic written from Anthropic's public Messages reference
+// (support/anthropic-docs-fake.ts), driven with the official openai SDK and plain HTTP: what reaches Messages, what
+// comes back in OpenAI's shape, and what is charged (SPEC 8: 1 micro-dollar per input token, 2 per output token).
+import OpenAI from "openai";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_PLANS } from "@gw/config";
+import { startTestServer, type TestServer } from "./harness";
+import { balanceMicros, fundedUser, postJson, type FundedUser } from "./support/gateway-fixtures";
+import { sendJson, sendStream, startDocsAnthropic, textReply, type DocsAnthropic } from "./support/anthropic-docs-fake";
+
+const MODEL = "textB-3-haiku";
+const textCost = (prompt: number, completion: number) => prompt + 2 * completion;
+
+describe("textB over Anthropic Messages (a fake from Anthropic's documentation)", () => {
+  let fake: DocsAnthropic;
+  let server: TestServer;
+  let user: FundedUser;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    fake = await startDocsAnthropic();
+    server = await startTestServer({
+      env: { TEXTB_BASE_URL: fake.url, TEXTB_API_KEY: "sk-ant-test" },
+      config: { plans: DEFAULT_PLANS.map((p) => ({ ...p, requestsPerMinute: 1_000 })) },
+    });
+    user = await fundedUser(server, 1);
+    client = new OpenAI({ apiKey: user.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fake.close();
+  });
+  beforeEach(() => {
+    fake.requests.length = 0;
+    fake.queue.length = 0;
+  });
+
+  // Messages reports cache reads apart (cache_read_input_tokens); OpenAI's clients read them as prompt_tokens_details.cached_tokens
+  const cachedUsage = { input_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 30 };
+
+  it("reports the prompt tokens Messages read from its cache as usage.prompt_tokens_details.cached_tokens", async () => {
+    fake.queue.push((r, res) => sendJson(res, r.json, textReply(r.json, ["cached", "answer"], cachedUsage)));
+    const before = await balanceMicros(server, user.userId);
+    const { data, response } = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 10 }).withResponse();
+    expect(data.usage).toEqual({ prompt_tokens: 60, completion_tokens: 2, total_tokens: 62, prompt_tokens_details: { cached_tokens: 30 } });
+    expect(response.headers.get("x-request-cost")).toBe("0.000064");
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(60, 2));
+  });
+
+  it("reports the cached prompt tokens in a stream's usage chunk too", async () => {
+    fake.queue.push((r, res) => sendStream(res, r.json, textReply(r.json, ["cached", "answer"], cachedUsage)));
+    const before = await balanceMicros(server, user.userId);
+    const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true, stream_options: { include_usage: true } });
+    let usage: unknown;
+    for await (const chunk of stream) usage = chunk.usage ?? usage;
+    expect(usage).toEqual({ prompt_tokens: 60, completion_tokens: 2, total_tokens: 62, prompt_tokens_details: { cached_tokens: 30 }, cost: 0.000064 });
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(60, 2));
+  });
+
+  it("adds no prompt_tokens_details when Messages reports no cache figures", async () => {
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+    expect(res.status).toBe(200);
+    expect((await res.json() as { usage: unknown }).usage).toEqual({ prompt_tokens: 100, completion_tokens: 3, total_tokens: 103 });
+  });
+});
