@@ -62,4 +62,17 @@ describe("textB over Anthropic Messages (a fake from Anthropic's documentation)"
     expect(res.status).toBe(200);
     expect((await res.json() as { usage: unknown }).usage).toEqual({ prompt_tokens: 100, completion_tokens: 3, total_tokens: 103 });
   });
+
+  it("sends an image data: URL's media type in lower case, as Messages requires (MIME types are case-insensitive)", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const data = await client.chat.completions.create({
+      model: MODEL, max_tokens: 10,
+      messages: [{ role: "user", content: [{ type: "text", text: "what is this" }, { type: "image_url", image_url: { url: "data:IMAGE/PNG;base64,iVBORw0KGgo=" } }] }],
+    });
+    expect(data.choices[0]?.message.content).toBe("Hello there friend");
+    expect((fake.requests[0]?.json.messages as unknown[])[0]).toEqual({
+      role: "user", content: [{ type: "text", text: "what is this" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }],
+    });
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
+  });
 });

@@ -32,8 +32,10 @@ function imageBlock(part: Record<string, unknown>): Record<string, unknown> {
   const url = typeof imageUrl === "string" ? imageUrl : imageUrl?.url;
   if (typeof url !== "string") throw invalidParameter("messages", "an image_url part needs image_url.url");
   const inline = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  // Messages knows image/jpeg only; clients (and OpenAI, which accepts it) also write the common image/jpg
-  const mediaType = inline?.[1]?.toLowerCase() === "image/jpg" ? "image/jpeg" : inline?.[1];
+  // Messages knows lower-case types only (MIME types are case-insensitive: image/PNG is image/png), and image/jpeg
+  // only; clients (and OpenAI, which accepts it) also write the common image/jpg
+  const lowerCase = inline?.[1]?.toLowerCase();
+  const mediaType = lowerCase === "image/jpg" ? "image/jpeg" : lowerCase;
   return inline
     ? { type: "image", source: { type: "base64", media_type: mediaType, data: inline[2] } }
     : { type: "image", source: { type: "url", url } };
