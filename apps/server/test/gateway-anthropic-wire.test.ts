@@ -6,7 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, type FundedUser } from "./support/gateway-fixtures";
-import { sendJson, sendStream, startDocsAnthropic, textReply, type DocsAnthropic } from "./support/anthropic-docs-fake";
+import type { ServerResponse } from "node:http";
+import { sendJson, sendStream, sse, startDocsAnthropic, textReply, type DocsAnthropic } from "./support/anthropic-docs-fake";
 
 const MODEL = "textB-3-haiku";
 const textCost = (prompt: number, completion: number) => prompt + 2 * completion;
@@ -74,5 +75,55 @@ describe("textB over Anthropic Messages (a fake from Anthropic's documentation)"
       role: "user", content: [{ type: "text", text: "what is this" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }],
     });
     expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
+  });
+});
+
+describe("textB: a Messages stream that only sends pings has stalled", () => {
+  let fake: DocsAnthropic;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    fake = await startDocsAnthropic();
+    server = await startTestServer({ env: { TEXTB_BASE_URL: fake.url, TEXTB_API_KEY: "sk-ant-test", UPSTREAM_TIMEOUT_MS: "1500" } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await fake.close();
+  });
+
+  /** message_start (20 prompt tokens), optionally some text, then a ping every 300 ms and nothing else */
+  const pingForever = (text?: string) => (_req: unknown, res: ServerResponse) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    sse(res, "message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], stop_reason: null, usage: { input_tokens: 20, output_tokens: 1 } } });
+    if (text !== undefined) {
+      sse(res, "content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+      sse(res, "content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+    }
+    const timer = setInterval(() => sse(res, "ping", { type: "ping" }), 300);
+    res.on("close", () => clearInterval(timer));
+  };
+
+  it("before any output: 504 upstream_timeout after UPSTREAM_TIMEOUT_MS, not retried, at no cost", async () => {
+    const user = await fundedUser(server, 1);
+    fake.queue.push(pingForever());
+    const started = Date.now();
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true }, {}, AbortSignal.timeout(10_000));
+    expect(res.status).toBe(504);
+    expect(await res.json()).toEqual({ error: { message: "The upstream provider did not answer in time.", type: "api_error", code: "upstream_timeout" } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fake.requests).toHaveLength(1);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+  });
+
+  it("after output began: the stream ends with an upstream_timeout error event, charged for the prompt and the text sent", async () => {
+    const user = await fundedUser(server, 1);
+    fake.queue.push(pingForever("hello world"));
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true }, {}, AbortSignal.timeout(10_000));
+    expect(res.status).toBe(200);
+    const events = (await res.text()).trim().split("\n\n");
+    expect(events.at(-1)).toBe('data: {"error":{"message":"The upstream provider did not answer in time.","type":"api_error","code":"upstream_timeout"}}');
+    await new Promise((r) => setTimeout(r, 300));
+    // 20 prompt tokens as message_start reported them, "hello world" = 2 tokens
+    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(20, 2));
   });
 });

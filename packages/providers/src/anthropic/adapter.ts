@@ -5,7 +5,7 @@ import type { UpstreamClient } from "../http/upstream-client";
 import type { TextAdapter } from "../openai/adapter";
 import { foldTextStream } from "../text-stream";
 import { countMessageTokens } from "../tokens";
-import { buildMessagesRequest, DEFAULT_MAX_TOKENS, parseError, parseMessagesResponse, messagesStreamParser, streamFailure } from "./transform";
+import { buildMessagesRequest, DEFAULT_MAX_TOKENS, isPing, parseError, parseMessagesResponse, messagesStreamParser, streamFailure } from "./transform";
 
 export function createAnthropicAdapter(client: UpstreamClient, endpointFor: EndpointResolver): TextAdapter {
   const build = (req: Parameters<TextAdapter["chat"]>[0], stream: boolean) =>
@@ -19,7 +19,7 @@ export function createAnthropicAdapter(client: UpstreamClient, endpointFor: Endp
     },
     chatStream(req) {
       return foldTextStream({
-        events: (replayable) => client.events({ ...build(req, true), signal: req.signal, parseError, replayable, eventFailure: streamFailure }),
+        events: (replayable) => client.events({ ...build(req, true), signal: req.signal, parseError, replayable, eventFailure: streamFailure, keepAlive: isPing }),
         parseStreamEvent: messagesStreamParser(),
         countPrompt: () => countMessageTokens(req.messages),
       });

@@ -353,6 +353,9 @@ export function streamFailure(event: SseEvent): StreamFailure | undefined {
   return streamErrorOf(parsed.success ? parsed.data.error : {});
 }
 
+/** Messages' `ping`: sent to keep the connection open, it says nothing about the answer's progress. */
+export const isPing = (event: SseEvent): boolean => event.event === "ping";
+
 export function parseError(status: number, body: string): AppError {
   return upstreamStatusError(status, readErrorMessage(body, errorMessage));
 }

@@ -45,6 +45,11 @@ export interface UpstreamCall {
    * fails with its error, retried like the HTTP status it stands for while the call is replayable.
    */
   eventFailure?: (event: SseEvent) => StreamFailure | undefined;
+  /**
+   * streams: an event that only keeps the connection open (Anthropic's `ping`). It does not count as activity: a
+   * stream that sends nothing else for the longest allowed silence has stalled, and times out like a silent one.
+   */
+  keepAlive?: (event: SseEvent) => boolean;
 }
 
 /** A failure a stream reported in one of its events, with the HTTP status it stands for (overloaded: 529). */
@@ -72,6 +77,8 @@ interface Attempt {
   signal: CancelSignal;
   /** why the call was stopped, if it was */
   stopped(): "cancelled" | "timeout" | undefined;
+  /** stops the call as timed out */
+  expire(): void;
   dispose(): void;
 }
 
@@ -134,9 +141,17 @@ export class UpstreamClient {
     for (;;) {
       const attempt = this.startAttempt(call.signal, undefined);
       let res: Dispatcher.ResponseData | undefined;
+      // keep-alive events reset the socket's idle timeout, not this one
+      let idle: NodeJS.Timeout | undefined;
+      const active = () => {
+        clearTimeout(idle);
+        if (call.keepAlive) idle = setTimeout(() => attempt.expire(), call.timeoutMs ?? this.options.requestTimeoutMs);
+      };
       try {
         res = await this.send(call, attempt, budget);
+        active();
         for await (const event of parseSse(res.body)) {
+          if (!call.keepAlive?.(event)) active();
           const reported = call.eventFailure?.(event);
           if (reported) throw reported;
           delivered = true;
@@ -156,6 +171,7 @@ export class UpstreamClient {
       } finally {
         // Stops the upstream transfer when the consumer leaves early (client gone, error downstream).
         if (res && !res.body.readableEnded) res.body.destroy();
+        clearTimeout(idle);
         attempt.dispose();
       }
       budget.retriesLeft--;
@@ -261,6 +277,10 @@ export class UpstreamClient {
     return {
       signal: controller,
       stopped: () => (timedOut ? "timeout" : controller.aborted ? "cancelled" : undefined),
+      expire: () => {
+        if (!controller.aborted) timedOut = true;
+        controller.abort();
+      },
       dispose: () => {
         if (timer) clearTimeout(timer);
         unlink();
