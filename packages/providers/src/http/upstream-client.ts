@@ -144,8 +144,9 @@ export class UpstreamClient {
       // keep-alive events reset the socket's idle timeout, not this one
       let idle: NodeJS.Timeout | undefined;
       const active = () => {
-        clearTimeout(idle);
-        if (call.keepAlive) idle = setTimeout(() => attempt.expire(), call.timeoutMs ?? this.options.requestTimeoutMs);
+        if (!call.keepAlive) return;
+        if (idle) idle.refresh();
+        else idle = setTimeout(() => attempt.expire(), call.timeoutMs ?? this.options.requestTimeoutMs);
       };
       try {
         res = await this.send(call, attempt, budget);
