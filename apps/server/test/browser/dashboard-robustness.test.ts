@@ -185,6 +185,20 @@ describe("dashboard robustness in a real browser", () => {
     await expect(page.getByRole("table", { name: "Requests per day" }).getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["1", "1"]);
   });
 
+  it("keeps the overview within a phone's width when the chart shows several models", async () => {
+    const { page, userId } = await signedIn(375);
+    await credit(env.server, userId, 5);
+    for (const model of ["textA-4", "textA-4-turbo", "textB-3-haiku"]) {
+      const res = await page.request.post(url("/v1/chat/completions"), { data: { model, messages: [{ role: "user", content: "hello there" }] } });
+      expect(res.status()).toBe(200);
+    }
+    await page.goto(url("/dashboard"));
+    await page.locator(".chart svg rect").first().waitFor();
+    // The screen-reader table of the chart has a column per model; it must not widen the page (it did by 169 px).
+    await expect(page.getByRole("table", { name: "Spend per day" }).getByRole("columnheader").count()).resolves.toBe(5);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
+  });
+
   it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {
     const { page } = await signedIn();
     for (const name of ["first", "second"]) {

@@ -60,21 +60,24 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
           );
         })}
       </svg>
-      <table className="sr-only">
-        <caption>{metric === "cost" ? "Spend" : "Requests"} per day</caption>
-        <thead>
-          <tr><th scope="col">Day</th>{data.models.map((model) => <th key={model} scope="col">{model}</th>)}<th scope="col">Total</th></tr>
-        </thead>
-        <tbody>
-          {data.days.filter((day) => day.total > 0).map((day) => (
-            <tr key={day.date}>
-              <th scope="row">{day.date}</th>
-              {data.models.map((model) => <td key={model}>{format(day.segments.find((s) => s.model === model)?.value ?? 0)}</td>)}
-              <td>{format(day.total)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {/* The wrapper hides the table: a table given sr-only still grows to its columns and widened the page at phone width. */}
+      <div className="sr-only">
+        <table>
+          <caption>{metric === "cost" ? "Spend" : "Requests"} per day</caption>
+          <thead>
+            <tr><th scope="col">Day</th>{data.models.map((model) => <th key={model} scope="col">{model}</th>)}<th scope="col">Total</th></tr>
+          </thead>
+          <tbody>
+            {data.days.filter((day) => day.total > 0).map((day) => (
+              <tr key={day.date}>
+                <th scope="row">{day.date}</th>
+                {data.models.map((model) => <td key={model}>{format(day.segments.find((s) => s.model === model)?.value ?? 0)}</td>)}
+                <td>{format(day.total)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {data.models.length > 0 ? (
         <figcaption className="legend">
           {data.models.map((model, i) => (
