@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifiedUser } from "../auth-helpers";
+import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
 import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
@@ -197,6 +198,28 @@ describe("dashboard robustness in a real browser", () => {
     // The screen-reader table of the chart has a column per model; it must not widen the page (it did by 169 px).
     await expect(page.getByRole("table", { name: "Spend per day" }).getByRole("columnheader").count()).resolves.toBe(5);
     expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
+  });
+
+  it("says on the overview that a cancelled subscription ends, not that it renews", async () => {
+    const { page, userId } = await signedIn();
+    const t = Math.floor(Date.now() / 1000);
+    const end = t + 20 * 86_400;
+    const sub = {
+      id: `sub_overview_${Date.now()}`, object: "subscription", status: "active", customer: `cus_overview_${Date.now()}`,
+      metadata: { user_id: userId, plan_id: "pro" }, cancel_at_period_end: false,
+      current_period_start: t, current_period_end: end, items: { object: "list", data: [] },
+    };
+    expect((await deliver(env.server, stripeEvent("customer.subscription.created", sub, { created: t }))).status).toBe(200);
+    const day = new Date(end * 1000).toLocaleDateString("en-US", { year: "numeric", month: "short", day: "numeric" });
+    await page.goto(url("/dashboard"));
+    const plan = page.locator(".stat", { has: page.getByRole("heading", { name: "Plan" }) });
+    await plan.getByText(`Renews ${day}`).waitFor();
+
+    const cancelled = { ...sub, cancel_at_period_end: true };
+    expect((await deliver(env.server, stripeEvent("customer.subscription.updated", cancelled, { created: t + 1 }))).status).toBe(200);
+    await page.reload();
+    await plan.getByText(`Cancelled, ends ${day}`).waitFor();
+    await expect(plan.getByText(/Renews/).count()).resolves.toBe(0);
   });
 
   it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {

@@ -33,7 +33,9 @@ function PlanCard() {
           <ul className="plain-list muted">
             {sub.data ? <li>{formatNumber(sub.data.limits.requests_per_minute)} requests / minute</li> : null}
             {sub.data ? <li>{formatNumber(sub.data.limits.concurrent_requests)} concurrent requests</li> : null}
-            {sub.data?.subscription ? <li>Renews {formatDay(sub.data.subscription.current_period_end)}</li> : null}
+            {sub.data?.subscription ? (
+              <li>{sub.data.subscription.cancel_at_period_end ? "Cancelled, ends" : "Renews"} {formatDay(sub.data.subscription.current_period_end)}</li>
+            ) : null}
           </ul>
         </>
       ) : null}
