@@ -222,6 +222,28 @@ describe("dashboard robustness in a real browser", () => {
     await expect(plan.getByText(/Renews/).count()).resolves.toBe(0);
   });
 
+  it("undoes a playground message that got no answer, so the retry sends no empty assistant turn", async () => {
+    const { page, userId } = await signedIn();
+    const sent: unknown[] = [];
+    page.on("request", (req) => { if (req.url().endsWith("/v1/chat/completions")) sent.push(req.postDataJSON()); });
+    await page.goto(url("/dashboard/playground"));
+    await page.getByLabel("Model").selectOption("textB-3-haiku");
+    await page.getByLabel("Message").fill("Say hello");
+    await page.getByRole("button", { name: "Send" }).click();
+    // No credits yet: 402. The message goes back to the composer, no empty answer stays in the conversation.
+    await page.getByRole("alert").filter({ hasText: "Your balance is too low" }).waitFor();
+    await expect(page.getByTestId("assistant-message").count()).resolves.toBe(0);
+    await expect(page.getByLabel("Message").inputValue()).resolves.toBe("Say hello");
+
+    await credit(env.server, userId, 5);
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByTestId("answer-usage").waitFor();
+    await expect(page.getByTestId("assistant-message").count()).resolves.toBe(1);
+    // Anthropic's Messages API refuses an empty turn ("all messages must have non-empty content"): none is sent.
+    expect(sent).toHaveLength(2);
+    expect((sent[1] as { messages: unknown[] }).messages).toEqual([{ role: "user", content: "Say hello" }]);
+  });
+
   it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {
     const { page } = await signedIn();
     for (const name of ["first", "second"]) {

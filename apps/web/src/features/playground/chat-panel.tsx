@@ -28,7 +28,8 @@ export function ChatPanel({ model }: { model: ModelInfo }) {
     if (!text || busy) return;
     const history: ChatMessage[] = [
       ...(system.trim() ? [{ role: "system" as const, content: system.trim() }] : []),
-      ...turns.map(({ role, content }) => ({ role, content })),
+      // an answer that came back empty says nothing, and Messages (the textB models) refuses an empty turn
+      ...turns.filter((t) => t.role !== "assistant" || t.content !== "").map(({ role, content }) => ({ role, content })),
       { role: "user", content: text },
     ];
     setTurns((all) => [...all, { role: "user", content: text }, { role: "assistant", content: "", streaming: true }]);
@@ -37,8 +38,10 @@ export function ChatPanel({ model }: { model: ModelInfo }) {
     setBusy(true);
     const controller = new AbortController();
     abort.current = controller;
+    let answered = false;
     try {
       for await (const ev of streamChat(model.id, history, controller.signal)) {
+        answered ||= ev.kind !== "delta" || ev.content !== "";
         if (ev.kind === "delta") patchLast((t) => ({ ...t, content: t.content + ev.content }));
         if (ev.kind === "usage") {
           const cost = estimateCost(model.pricing, { promptTokens: ev.usage.prompt_tokens, completionTokens: ev.usage.completion_tokens });
@@ -48,7 +51,14 @@ export function ChatPanel({ model }: { model: ModelInfo }) {
     } catch (err) {
       if (!(err instanceof DOMException && err.name === "AbortError")) setError(err);
     } finally {
-      patchLast((t) => ({ ...t, streaming: false }));
+      if (answered) {
+        patchLast((t) => ({ ...t, streaming: false }));
+      } else {
+        // Nothing came back (an error, or Stop before the first word): the exchange is undone and the message goes
+        // back to the composer, rather than an empty answer staying in the conversation.
+        setTurns((all) => all.slice(0, -2));
+        setInput((current) => current || text);
+      }
       setBusy(false);
       abort.current = null;
     }
