@@ -244,6 +244,32 @@ describe("dashboard robustness in a real browser", () => {
     expect((sent[1] as { messages: unknown[] }).messages).toEqual([{ role: "user", content: "Say hello" }]);
   });
 
+  it("offers no other plan's checkout while subscribed, saying how to switch instead of a raw 409", async () => {
+    const { page, userId } = await signedIn();
+    const t = Math.floor(Date.now() / 1000);
+    const end = t + 20 * 86_400;
+    const sub = {
+      id: `sub_switch_${Date.now()}`, object: "subscription", status: "active", customer: `cus_switch_${Date.now()}`,
+      metadata: { user_id: userId, plan_id: "pro" }, cancel_at_period_end: false,
+      current_period_start: t, current_period_end: end, items: { object: "list", data: [] },
+    };
+    expect((await deliver(env.server, stripeEvent("customer.subscription.created", sub, { created: t }))).status).toBe(200);
+    // The API refuses a second subscription: the button offered it and showed the 409's text naming an API route.
+    const refused = await page.request.post(url("/api/billing/create-checkout-session"), {
+      data: { type: "subscription", plan_id: "team", success_url: url("/dashboard/billing"), cancel_url: url("/dashboard/billing") },
+    });
+    expect(refused.status()).toBe(409);
+    await page.goto(url("/dashboard/billing"));
+    await page.getByText("To switch, cancel your Pro plan first; this one is available once it has ended.").waitFor();
+    await expect(page.getByRole("button", { name: /^Subscribe to/ }).count()).resolves.toBe(0);
+
+    const day = new Date(end * 1000).toLocaleDateString("en-US", { year: "numeric", month: "short", day: "numeric" });
+    expect((await deliver(env.server, stripeEvent("customer.subscription.updated", { ...sub, cancel_at_period_end: true }, { created: t + 1 }))).status).toBe(200);
+    await page.reload();
+    await page.getByText(`Available after your Pro plan ends on ${day}.`).waitFor();
+    await expect(page.getByRole("button", { name: /^Subscribe to/ }).count()).resolves.toBe(0);
+  });
+
   it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {
     const { page } = await signedIn();
     for (const name of ["first", "second"]) {

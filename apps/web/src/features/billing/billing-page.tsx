@@ -57,7 +57,16 @@ function CreditsCard() {
   );
 }
 
-function PlanOption({ plan, current, onSubscribe, busy }: { plan: Plan; current: boolean; onSubscribe: () => void; busy: boolean }) {
+type Subscription = NonNullable<SubscriptionInfo["subscription"]>;
+
+/** What a plan other than the subscribed one says instead of a Subscribe button: a second subscription is refused (409). */
+function planChangeNote(subscription: Subscription): string {
+  return subscription.cancel_at_period_end
+    ? `Available after your ${subscription.plan.name} plan ends on ${formatDay(subscription.current_period_end)}.`
+    : `To switch, cancel your ${subscription.plan.name} plan first; this one is available once it has ended.`;
+}
+
+function PlanOption({ plan, current, onSubscribe, busy, subscription }: { plan: Plan; current: boolean; onSubscribe: () => void; busy: boolean; subscription: Subscription | null | undefined }) {
   return (
     <div className={current ? "plan current" : "plan"}>
       <h3>{plan.name}</h3>
@@ -67,14 +76,14 @@ function PlanOption({ plan, current, onSubscribe, busy }: { plan: Plan; current:
       </ul>
       {current ? (
         <span className="badge">Current plan</span>
+      ) : plan.price > 0 && subscription ? (
+        <p className="muted">{planChangeNote(subscription)}</p>
       ) : plan.price > 0 ? (
         <button type="button" className="btn btn-primary" disabled={busy} onClick={onSubscribe}>Subscribe to {plan.name}</button>
       ) : null}
     </div>
   );
 }
-
-type Subscription = NonNullable<SubscriptionInfo["subscription"]>;
 
 /** Cancels at the end of the paid period, after a confirmation; the plan stays until then. */
 function CancelSubscription({ subscription }: { subscription: Subscription }) {
@@ -129,7 +138,7 @@ function PlansCard() {
       ) : null}
       <div className="plans">
         {config.data?.plans.map((plan) => (
-          <PlanOption key={plan.id} plan={plan} current={plan.id === currentId} busy={checkout.isPending}
+          <PlanOption key={plan.id} plan={plan} current={plan.id === currentId} busy={checkout.isPending} subscription={subscription}
             onSubscribe={() => checkout.start({ type: "subscription", plan_id: plan.id })} />
         ))}
       </div>
