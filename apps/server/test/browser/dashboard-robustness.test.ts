@@ -31,9 +31,9 @@ describe("dashboard robustness in a real browser", () => {
   const url = (p: string) => `${env.baseUrl}${p}`;
 
   /** A verified user signed in in a fresh browser context of the given width. */
-  async function signedIn(width = 1280, email?: string): Promise<{ page: Page; userId: string }> {
+  async function signedIn(width = 1280, email?: string, timezoneId?: string): Promise<{ page: Page; userId: string }> {
     const user = await verifiedUser(env.server, email);
-    context = await browser.newContext({ viewport: { width, height: 900 } });
+    context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId });
     context.setDefaultTimeout(10_000);
     // The hosted checkout is the only non-local page; answer it locally.
     await context.route((u) => u.origin !== env.baseUrl, (route) =>
@@ -268,6 +268,19 @@ describe("dashboard robustness in a real browser", () => {
     await page.reload();
     await page.getByText(`Available after your Pro plan ends on ${day}.`).waitFor();
     await expect(page.getByRole("button", { name: /^Subscribe to/ }).count()).resolves.toBe(0);
+  });
+
+  it("labels the chart's days as UTC days for a user far from UTC, whose local dates differ", async () => {
+    // UTC+14: a request's local date is the day after its UTC day for 10 hours of every day.
+    const { page, userId } = await signedIn(1280, undefined, "Pacific/Kiritimati");
+    await credit(env.server, userId, 5);
+    expect((await page.request.post(url("/v1/chat/completions"), { data: { model: "textA-4", messages: [{ role: "user", content: "hi" }] } })).status()).toBe(200);
+    await page.goto(url("/dashboard"));
+    await page.locator(".chart svg rect").first().waitFor();
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByText("· days in UTC").waitFor();
+    await page.getByRole("table", { name: "Spend per day (UTC)" }).getByRole("row", { name: new RegExp(`^${today}`) }).waitFor();
+    expect(await page.locator(".chart svg g title").last().textContent()).toMatch(new RegExp(`^${today} \\(UTC\\): `));
   });
 
   it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {

@@ -76,6 +76,8 @@ export function OverviewPage() {
           <>
             <p className="muted">
               Total: <strong>{metric === "cost" ? formatMoney(chart.total) : formatNumber(chart.total)}</strong>
+              {/* the usage API counts days in UTC: east or west of it, a request's day can differ from its local date */}
+              {" "}· days in UTC
             </p>
             {usage.data.totals.requests === 0 ? <EmptyState title="No usage in the last 30 days" /> : null}
             {usage.data.totals.requests > 0 && daily.pending ? <Spinner label="Loading chart…" /> : null}

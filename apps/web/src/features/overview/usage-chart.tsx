@@ -46,7 +46,7 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
           let acc = 0;
           return (
             <g key={day.date}>
-              <title>{`${day.date}: ${format(day.total)}${day.segments.map((s) => `\n${s.model}: ${format(s.value)}`).join("")}`}</title>
+              <title>{`${day.date} (UTC): ${format(day.total)}${day.segments.map((s) => `\n${s.model}: ${format(s.value)}`).join("")}`}</title>
               {day.segments.map((s) => {
                 const y0 = y(acc);
                 acc += s.value;
@@ -63,7 +63,7 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
       {/* The wrapper hides the table: a table given sr-only still grows to its columns and widened the page at phone width. */}
       <div className="sr-only">
         <table>
-          <caption>{metric === "cost" ? "Spend" : "Requests"} per day</caption>
+          <caption>{metric === "cost" ? "Spend" : "Requests"} per day (UTC)</caption>
           <thead>
             <tr><th scope="col">Day</th>{data.models.map((model) => <th key={model} scope="col">{model}</th>)}<th scope="col">Total</th></tr>
           </thead>
