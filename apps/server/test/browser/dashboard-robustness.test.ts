@@ -85,6 +85,17 @@ describe("dashboard robustness in a real browser", () => {
     expect(errors).toEqual([]);
   });
 
+  it("tells a visitor that Google sign-in is not set up on this gateway, not that a model's provider is missing", async () => {
+    context = await browser.newContext();
+    context.setDefaultTimeout(10_000);
+    page = await context.newPage();
+    await page.goto(url("/login"));
+    await page.getByRole("link", { name: "Continue with Google" }).click();
+    await page.waitForURL(/\/login\?error=provider_not_configured$/);
+    await page.getByRole("alert").filter({ hasText: "Signing in with this provider is not set up on this gateway. Log in with your e-mail and password instead." }).waitFor();
+    await expect(page.getByText(/model's provider/).count()).resolves.toBe(0);
+  });
+
   it("creates one key, revokes once and opens one checkout when the button is double-clicked", async () => {
     const { page } = await signedIn();
     await page.goto(url("/dashboard/keys"));

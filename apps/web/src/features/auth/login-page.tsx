@@ -6,6 +6,13 @@ import { useLogin } from "./api";
 import { AuthLayout } from "./auth-layout";
 import { OAuthButtons } from "./oauth-buttons";
 
+/** The OAuth callback's codes (CONTRACT 2), where the generic text would mislead: provider_not_configured names models. */
+const OAUTH_MESSAGES = {
+  provider_not_configured: "Signing in with this provider is not set up on this gateway. Log in with your e-mail and password instead.",
+  unsupported_provider: "Signing in with this provider is not supported. Log in with your e-mail and password instead.",
+  access_denied: "Signing in was cancelled at the provider.",
+};
+
 export function LoginPage() {
   const [params] = useSearchParams();
   const login = useLogin();
@@ -35,7 +42,7 @@ export function LoginPage() {
       {params.get("reason") === "expired" ? <Notice tone="warning">Your session has expired. Please log in again.</Notice> : null}
       {params.get("reset") === "1" ? <Notice tone="success">Your password was changed. Log in with the new one.</Notice> : null}
       {params.get("deleted") === "1" ? <Notice tone="success">Your account was deleted.</Notice> : null}
-      {oauthError ? <ErrorAlert error={new ApiError(oauthError, "Signing in with the provider failed.", 401)} title="Sign-in failed" /> : null}
+      {oauthError ? <ErrorAlert error={new ApiError(oauthError, "Signing in with the provider failed.", 401)} title="Sign-in failed" messages={OAUTH_MESSAGES} /> : null}
       <OAuthButtons />
       <form onSubmit={submit} className="form" noValidate>
         <label className="field">
