@@ -55,11 +55,12 @@ export interface DashboardServer {
   close(): Promise<void>;
 }
 
-export async function startDashboardServer(): Promise<DashboardServer> {
+/** `env` adds or overrides server settings (e.g. a STRIPE_API_BASE nobody answers at). */
+export async function startDashboardServer(env: Record<string, string> = {}): Promise<DashboardServer> {
   const upstreams = await startFakeUpstreams();
   const forwarder = await startForwarder();
   const baseUrl = `http://127.0.0.1:${forwarder.port}`;
-  const server = await startTestServer({ env: { ...upstreams.env, ...RELAXED_LIMITS, PUBLIC_URL: baseUrl } });
+  const server = await startTestServer({ env: { ...upstreams.env, ...RELAXED_LIMITS, PUBLIC_URL: baseUrl, ...env } });
   forwarder.target(Number(new URL(server.url).port));
   return {
     server,

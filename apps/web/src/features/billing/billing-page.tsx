@@ -6,6 +6,12 @@ import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
+/** Errors of the payment processor (Stripe), where the generic texts speak of model providers or a passing outage. */
+const PAYMENT_MESSAGES = {
+  upstream_error: "The payment processor could not complete the request. Nothing was charged; please try again shortly.",
+  service_unavailable: "Payments are not available on this gateway right now.",
+};
+
 /** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
 export function validateCustomAmount(raw: string): string | null {
   if (!/^\d+(\.\d{1,2})?$/.test(raw.trim())) return "Enter an amount in dollars, with at most two decimals.";
@@ -52,7 +58,7 @@ function CreditsCard() {
       </form>
       {customError ? <p className="field-error" role="alert">{customError}</p> : null}
       {checkout.isPending || checkout.isSuccess ? <Spinner label="Redirecting to secure checkout…" /> : null}
-      <ErrorAlert error={checkout.error} />
+      <ErrorAlert error={checkout.error} messages={PAYMENT_MESSAGES} />
     </Card>
   );
 }
@@ -105,7 +111,7 @@ function CancelSubscription({ subscription }: { subscription: Subscription }) {
         {cancel.isPending ? "Cancelling…" : "Yes, cancel"}
       </button>
       <button type="button" className="btn btn-small" onClick={dismiss}>Keep it</button>
-      <ErrorAlert error={cancel.error} />
+      <ErrorAlert error={cancel.error} messages={PAYMENT_MESSAGES} />
     </div>
   );
 }
@@ -143,7 +149,7 @@ function PlansCard() {
         ))}
       </div>
       {checkout.isPending || checkout.isSuccess ? <Spinner label="Redirecting to secure checkout…" /> : null}
-      <ErrorAlert error={checkout.error} />
+      <ErrorAlert error={checkout.error} messages={PAYMENT_MESSAGES} />
     </Card>
   );
 }
