@@ -294,6 +294,28 @@ describe("dashboard robustness in a real browser", () => {
     expect(await page.locator(".chart svg g title").last().textContent()).toMatch(new RegExp(`^${today} \\(UTC\\): `));
   });
 
+  it("does not send a playground message on the Enter that confirms an input method's composition", async () => {
+    const { page, userId } = await signedIn();
+    await credit(env.server, userId, 5);
+    const sent: string[] = [];
+    page.on("request", (req) => { if (req.url().endsWith("/v1/chat/completions")) sent.push(req.url()); });
+    await page.goto(url("/dashboard/playground"));
+    const message = page.getByLabel("Message");
+    await message.fill("こんにちは");
+    // What Chromium dispatches when Enter picks a Japanese conversion: a keydown flagged isComposing (keyCode 229).
+    // (Safari flags it by keyCode 229 only.) Evaluated as text: the server project has no DOM types.
+    await page.evaluate(`for (const init of [{ isComposing: true, keyCode: 229 }, { isComposing: false, keyCode: 229 }]) {
+      document.querySelector("textarea[name=message]").dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", bubbles: true, cancelable: true, ...init }));
+    }`);
+    await page.waitForTimeout(500);
+    expect(sent).toHaveLength(0);
+    await expect(message.inputValue()).resolves.toBe("こんにちは");
+    // A plain Enter afterwards sends it.
+    await message.press("Enter");
+    await page.getByTestId("answer-usage").waitFor();
+    expect(sent).toHaveLength(1);
+  });
+
   it("keeps keyboard focus in the key list after a revoke, on a confirmation a screen reader announces", async () => {
     const { page } = await signedIn();
     for (const name of ["first", "second"]) {

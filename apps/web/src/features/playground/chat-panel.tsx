@@ -65,6 +65,9 @@ export function ChatPanel({ model }: { model: ModelInfo }) {
   }
 
   function onKeyDown(event: KeyboardEvent<HTMLTextAreaElement>) {
+    // Enter that confirms an input method's composition (Japanese, Chinese, Korean) only ends the composition;
+    // Safari reports it as keyCode 229 without isComposing.
+    if (event.nativeEvent.isComposing || event.keyCode === 229) return;
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       void send();
