@@ -1,4 +1,5 @@
 import { TRPCClientError } from "@trpc/client";
+import { formatCost } from "./format";
 
 /** An error answered by the API, normalised from the spec's nested, flat and status forms. */
 export class ApiError extends Error {
@@ -70,7 +71,9 @@ export function errorMessage(raw: unknown, overrides: ErrorMessages = {}): strin
     if (override) return override;
     if (PREFER_SERVER_MESSAGE.has(err.code) && err.message) return err.message;
     if (err.code === "insufficient_credits" && typeof err.extras.current_balance === "number") {
-      return `${FRIENDLY.insufficient_credits} (balance $${err.extras.current_balance.toFixed(2)})`;
+      // to the micro-dollar, as the 402 states them: a balance of $0.004 is not "$0.00" (the balance card shows $0.004)
+      const needs = typeof err.extras.required_amount === "number" ? `needs up to ${formatCost(err.extras.required_amount)}, ` : "";
+      return `${FRIENDLY.insufficient_credits} (${needs}balance ${formatCost(err.extras.current_balance)})`;
     }
     return FRIENDLY[err.code] ?? (err.message || "Unexpected error.");
   }
