@@ -211,16 +211,22 @@ describe("dashboard robustness in a real browser", () => {
     expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
   });
 
-  it("says on the overview that a cancelled subscription ends, not that it renews", async () => {
-    const { page, userId } = await signedIn();
+  /** A Pro subscription for 20 days from now, announced by its signed webhook event. */
+  async function subscribedToPro(userId: string, tag: string) {
     const t = Math.floor(Date.now() / 1000);
     const end = t + 20 * 86_400;
     const sub = {
-      id: `sub_overview_${Date.now()}`, object: "subscription", status: "active", customer: `cus_overview_${Date.now()}`,
+      id: `sub_${tag}_${Date.now()}`, object: "subscription", status: "active", customer: `cus_${tag}_${Date.now()}`,
       metadata: { user_id: userId, plan_id: "pro" }, cancel_at_period_end: false,
       current_period_start: t, current_period_end: end, items: { object: "list", data: [] },
     };
     expect((await deliver(env.server, stripeEvent("customer.subscription.created", sub, { created: t }))).status).toBe(200);
+    return { sub, t, end };
+  }
+
+  it("says on the overview that a cancelled subscription ends, not that it renews", async () => {
+    const { page, userId } = await signedIn();
+    const { sub, t, end } = await subscribedToPro(userId, "overview");
     const day = new Date(end * 1000).toLocaleDateString("en-US", { year: "numeric", month: "short", day: "numeric" });
     await page.goto(url("/dashboard"));
     const plan = page.locator(".stat", { has: page.getByRole("heading", { name: "Plan" }) });
@@ -257,14 +263,7 @@ describe("dashboard robustness in a real browser", () => {
 
   it("offers no other plan's checkout while subscribed, saying how to switch instead of a raw 409", async () => {
     const { page, userId } = await signedIn();
-    const t = Math.floor(Date.now() / 1000);
-    const end = t + 20 * 86_400;
-    const sub = {
-      id: `sub_switch_${Date.now()}`, object: "subscription", status: "active", customer: `cus_switch_${Date.now()}`,
-      metadata: { user_id: userId, plan_id: "pro" }, cancel_at_period_end: false,
-      current_period_start: t, current_period_end: end, items: { object: "list", data: [] },
-    };
-    expect((await deliver(env.server, stripeEvent("customer.subscription.created", sub, { created: t }))).status).toBe(200);
+    const { sub, t, end } = await subscribedToPro(userId, "switch");
     // The API refuses a second subscription: the button offered it and showed the 409's text naming an API route.
     const refused = await page.request.post(url("/api/billing/create-checkout-session"), {
       data: { type: "subscription", plan_id: "team", success_url: url("/dashboard/billing"), cancel_url: url("/dashboard/billing") },
