@@ -17,7 +17,7 @@ export interface FakeStripe {
   url: string;
   /** every request received, oldest first */
   requests: FakeStripeRequest[];
-  /** stored objects by id (customers, payment intents, prices, subscriptions, checkout sessions, invoice payments) */
+  /** stored objects by id (customers, payment intents, prices, subscriptions, checkout sessions, invoices, invoice payments) */
   objects: Map<string, Json>;
   close(): Promise<void>;
 }
@@ -132,6 +132,8 @@ export async function startFakeStripe(options: { now?: () => number } = {}): Pro
         return sub;
       }
     }
+    // invoices are made by subscriptions at Stripe, not here: tests store the ones they need
+    if (resource === "invoices" && objectId && method === "GET") return get("invoice", objectId);
     // an invoice's payments (tests store `invoice_payment` objects): filtered by payment intent as Stripe's list is
     if (resource === "invoice_payments" && method === "GET" && !objectId) {
       const payment = (body.payment ?? {}) as Json;
