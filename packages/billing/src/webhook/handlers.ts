@@ -50,11 +50,17 @@ async function externalPurchase(rt: BillingRuntime, intent: Stripe.PaymentIntent
   });
 }
 
+/** The purchase a paid payment intent pays (ours, or one made outside the gateway for a known user), linked to it. */
+export async function purchaseOfIntent(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Purchase | null> {
+  const purchase = (await purchaseFor(rt, intent.metadata, intent.id)) ?? (await externalPurchase(rt, intent));
+  if (purchase) await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id });
+  return purchase;
+}
+
 /** payment_intent.succeeded: the credits and bonus of the purchase it pays, once. */
 export async function onPaymentIntentSucceeded(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Outcome> {
-  const purchase = (await purchaseFor(rt, intent.metadata, intent.id)) ?? (await externalPurchase(rt, intent));
+  const purchase = await purchaseOfIntent(rt, intent);
   if (!purchase) return "ignored: unknown payment intent";
-  await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id });
   const result = await grantPurchase(rt, purchase, intent.id);
   return result.applied ? `granted ${purchase.id}` : `already granted ${purchase.id}`;
 }
