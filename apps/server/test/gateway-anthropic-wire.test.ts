@@ -76,6 +76,26 @@ describe("textB over Anthropic Messages (a fake from Anthropic's documentation)"
     });
     expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
   });
+
+  it("answers 200 a tool-call history in a request without tools, and a prefill ending in whitespace, which Messages refuses as they come", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const data = await client.chat.completions.create({
+      model: MODEL, max_tokens: 10,
+      messages: [
+        { role: "user", content: "weather in Paris" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "call_1", content: "sunny" },
+        { role: "assistant", content: "So: " },
+      ],
+    });
+    expect(data.choices[0]?.message.content).toBe("Hello there friend");
+    expect((fake.requests[0]?.json.messages as unknown[]).slice(1)).toEqual([
+      { role: "assistant", content: [{ type: "text", text: "[tool call call_1] get_weather({})" }] },
+      { role: "user", content: [{ type: "text", text: "[tool result call_1]\n" }, { type: "text", text: "sunny" }] },
+      { role: "assistant", content: "So:" },
+    ]);
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
+  });
 });
 
 describe("textB: a Messages stream that only sends pings has stalled", () => {

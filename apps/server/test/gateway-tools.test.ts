@@ -3,7 +3,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
-import { fakeToolCall } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeToolCall } from "@gw/test-support/fake-upstreams/index";
 import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 
@@ -155,6 +155,72 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     expect(data.choices[0]?.message.content).toBe("Echo: just talk");
     expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ tool_choice: { type: "none" } });
     expect((h.fakes.textB.lastRequest()?.json as { tool_choice: object }).tool_choice).toEqual({ type: "none" });
+  });
+
+  describe("textB: a history of tool calls in a request that defines no tools (Messages refuses tool_use and tool_result blocks there)", () => {
+    const history = [
+      { role: "user", content: "weather in Paris" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"query\":\"Paris\"}" } }] },
+      { role: "tool", tool_call_id: "call_1", content: "sunny and warm" },
+    ];
+    // what reaches Messages: the call and its answer as text blocks
+    const sentHistory = [
+      { role: "user", content: "weather in Paris" },
+      { role: "assistant", content: [{ type: "text", text: "[tool call call_1] get_weather({\"query\":\"Paris\"})" }] },
+      { role: "user", content: [{ type: "text", text: "[tool result call_1]\n" }, { type: "text", text: "sunny and warm" }] },
+    ];
+
+    it("/v1/chat/completions: a last turn asking for a plain answer is answered 200 and charged the upstream's usage", async () => {
+      const before = await balanceMicros(h.server, h.user.userId);
+      const res = await postJson(h.server, "/v1/chat/completions", h.user.key, {
+        model: "textB-3-haiku", max_tokens: 50, messages: [...history, { role: "user", content: "so, umbrella or not?" }],
+      });
+      expect(res.status).toBe(200);
+      const sent = [...sentHistory.slice(0, 2), { role: "user", content: [...(sentHistory[2]?.content as object[]), { type: "text", text: "so, umbrella or not?" }] }];
+      expect(h.fakes.textB.lastRequest()?.json).toEqual({ model: "textB-3-haiku", max_tokens: 50, messages: sent });
+      const reply = fakeChatReply(sent, 50);
+      const body = await readJson(res);
+      expect(body.choices[0]).toMatchObject({ message: { role: "assistant", content: reply.content }, finish_reason: "stop" });
+      expect(body.usage).toMatchObject({ prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens });
+      const cost = textCost(reply.promptTokens, reply.completionTokens);
+      expect(res.headers.get("x-request-cost")).toBe((cost / 1e6).toFixed(6));
+      expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(cost);
+    });
+
+    it("/api/v1/task (which offers no tools): the tool's answer as the last turn is answered 200 and charged the upstream's usage", async () => {
+      const before = await balanceMicros(h.server, h.user.userId);
+      const res = await postJson(h.server, "/api/v1/task", h.user.key, { model: "textB-3-haiku", max_tokens: 50, messages: history });
+      expect(res.status).toBe(200);
+      expect(h.fakes.textB.lastRequest()?.json).toEqual({ model: "textB-3-haiku", max_tokens: 50, messages: sentHistory });
+      const reply = fakeChatReply(sentHistory, 50);
+      const body = await readJson(res);
+      expect(body).toMatchObject({
+        object: "task.completion", choices: [{ message: { role: "assistant", content: reply.content }, finish_reason: "stop" }],
+        usage: { prompt_tokens: reply.promptTokens, completion_tokens: reply.completionTokens },
+      });
+      expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(textCost(reply.promptTokens, reply.completionTokens));
+    });
+  });
+
+  it("textB: a final assistant message (prefill) ending in whitespace, which OpenAI accepts, reaches Messages trimmed and is answered 200, streamed or not", async () => {
+    const messages: Array<{ role: "user" | "assistant"; content: string }> = [
+      { role: "user", content: "Say hi " },
+      { role: "assistant", content: "Hi " },
+      { role: "user", content: "again please" },
+      { role: "assistant", content: "Sure, " },
+    ];
+    const sent = [...messages.slice(0, 3), { role: "assistant", content: "Sure," }];
+    const reply = fakeChatReply(sent, 50);
+    const before = await balanceMicros(h.server, h.user.userId);
+    const data = await h.client.chat.completions.create({ model: "textB-3-haiku", messages, max_tokens: 50 });
+    expect(data.choices[0]?.message.content).toBe(reply.content);
+    expect(h.fakes.textB.lastRequest()?.json).toEqual({ model: "textB-3-haiku", max_tokens: 50, messages: sent });
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(textCost(reply.promptTokens, reply.completionTokens));
+    const stream = await h.client.chat.completions.create({ model: "textB-3-haiku", messages, max_tokens: 50, stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe(reply.content);
+    expect(h.fakes.textB.lastRequest()?.json).toEqual({ model: "textB-3-haiku", max_tokens: 50, messages: sent, stream: true });
   });
 
   it("sends an Anthropic-protocol model the content parts as blocks in the client's order (text between images stays between them)", async () => {

@@ -65,6 +65,39 @@ describe("anthropic tool use, translated from and to OpenAI's tool calls", () =>
     expect(events.at(-1)).toMatchObject({ type: "done", finishReason: "tool_calls", usage: { completionTokens: call?.completionTokens } });
   });
 
+  it("sends a history of tool calls and answers as text when the request defines no tools (Messages refuses their blocks there)", async () => {
+    const conversation: ChatMessage[] = [
+      { role: "user", content: "weather in Paris" },
+      { role: "assistant", content: "Let me look.", toolCalls: [
+        { id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"query\":\"Paris\"}" } },
+        { id: "call_2", type: "function", function: { name: "lookup", arguments: "" } },
+      ] },
+      { role: "tool", content: "sunny", toolCallId: "call_1" },
+      { role: "tool", content: "", toolCallId: "call_2", parts: [{ type: "text", text: "line one" }, { type: "image_url", image_url: { url: "https://example.com/map.png" } }] },
+      { role: "user", content: "so, umbrella or not?" },
+    ];
+    const result = await h.gateway.chat({ model: h.model("textB-3-haiku"), messages: conversation, maxTokens: 50, signal: noAbort() });
+    const sent = [
+      { role: "user", content: "weather in Paris" },
+      { role: "assistant", content: [
+        { type: "text", text: "Let me look." },
+        { type: "text", text: "[tool call call_1] lookup({\"query\":\"Paris\"})" },
+        { type: "text", text: "[tool call call_2] lookup()" },
+      ] },
+      { role: "user", content: [
+        { type: "text", text: "[tool result call_1]\n" },
+        { type: "text", text: "sunny" },
+        { type: "text", text: "[tool result call_2]\n" },
+        { type: "text", text: "line one" },
+        { type: "image", source: { type: "url", url: "https://example.com/map.png" } },
+        { type: "text", text: "so, umbrella or not?" },
+      ] },
+    ];
+    expect(h.fakes.textB.lastRequest()?.json).toEqual({ model: "textB-3-haiku", max_tokens: 50, messages: sent });
+    const reply = fakeChatReply(sent, 50);
+    expect(result).toMatchObject({ content: reply.content, usage: { promptTokens: reply.promptTokens, completionTokens: reply.completionTokens } });
+  });
+
   it("refuses content parts Messages has no form for, before calling upstream", async () => {
     const audio: ChatMessage[] = [{ role: "user", content: "listen", parts: [{ type: "text", text: "listen" }, { type: "input_audio", input_audio: { data: "AA", format: "wav" } }] }];
     const err = await caught(() => h.gateway.chat({ model: h.model("textB-3-haiku"), messages: audio, signal: noAbort() }));
@@ -89,6 +122,29 @@ describe("anthropic messages", () => {
     expect(sent?.headers["anthropic-version"]).toBe("2023-06-01");
     // temperature clamped to Anthropic's 0..1
     expect(sent?.json).toEqual({ model: "textB-3-haiku", max_tokens: 100, messages: upstreamMessages, system: "you are terse", temperature: 1 });
+  });
+
+  it("trims the trailing whitespace of the final assistant turn (a prefill) only, as Messages requires", async () => {
+    const prefilled = (last: ChatMessage): ChatMessage[] => [
+      { role: "user", content: "say hi " },
+      { role: "assistant", content: "Hi! " },
+      { role: "user", content: "and again" },
+      last,
+    ];
+    await h.gateway.chat({ model: h.model("textB-3-haiku"), messages: prefilled({ role: "assistant", content: "Sure, \n" }), maxTokens: 20, signal: noAbort() });
+    expect((h.fakes.textB.lastRequest()?.json as { messages: unknown }).messages).toEqual([
+      { role: "user", content: "say hi " },
+      { role: "assistant", content: "Hi! " },
+      { role: "user", content: "and again" },
+      { role: "assistant", content: "Sure," },
+    ]);
+    // parts: the last text block trimmed, one left empty dropped (Messages refuses empty text blocks)
+    const parts = [{ type: "text", text: "Well " }, { type: "text", text: "Sure, " }, { type: "text", text: " \t" }];
+    const result = await h.gateway.chat({ model: h.model("textB-3-haiku"), messages: prefilled({ role: "assistant", content: "Well Sure,  \t", parts }), maxTokens: 20, signal: noAbort() });
+    expect((h.fakes.textB.lastRequest()?.json as { messages: unknown[] }).messages.at(-1)).toEqual({
+      role: "assistant", content: [{ type: "text", text: "Well " }, { type: "text", text: "Sure," }],
+    });
+    expect(result.content).toBe("Echo: and again");
   });
 
   it("defaults max_tokens to the model's output cap and maps max_tokens to finish_reason length", async () => {

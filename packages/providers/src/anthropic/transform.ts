@@ -74,21 +74,35 @@ interface MessagesTurn {
 }
 
 /**
- * An OpenAI message (system ones are the `system` field) as a Messages turn: tool calls become tool_use blocks, tool
- * answers tool_result blocks in a user turn.
+ * A tool call, and a tool's answer, as Messages blocks. Messages refuses tool_use and tool_result blocks in a request
+ * that defines no tools (a last turn asking for a plain answer, the task endpoint): there they are text, which keeps
+ * what was called and answered in the conversation (docs/providers.md).
  */
-function toMessagesTurn(m: ChatMessage, model: string): MessagesTurn {
+interface ToolBlocks {
+  call(call: ToolCall): Record<string, unknown>;
+  result(m: ChatMessage, model: string): Record<string, unknown>[];
+}
+
+const toolCallId = (m: ChatMessage): string => m.toolCallId ?? m.name ?? "";
+
+const TOOL_USE_BLOCKS: ToolBlocks = {
+  call: (call) => ({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) }),
+  // parts stay blocks: their texts glued into one string would run together ("line one" + "line two")
+  result: (m, model) => [{ type: "tool_result", tool_use_id: toolCallId(m), content: m.parts ? contentBlocks(m, model) : m.content }],
+};
+
+const TOOL_TEXT_BLOCKS: ToolBlocks = {
+  call: (call) => ({ type: "text", text: `[tool call ${call.id}] ${call.function.name}(${call.function.arguments})` }),
+  result: (m, model) => [{ type: "text", text: `[tool result ${toolCallId(m)}]\n` }, ...contentBlocks(m, model)],
+};
+
+/** An OpenAI message (system ones are the `system` field) as a Messages turn; tool answers are user turns. */
+function toMessagesTurn(m: ChatMessage, model: string, tool: ToolBlocks): MessagesTurn {
   const role = m.role === "assistant" ? "assistant" : "user";
-  if (m.role === "tool") {
-    // parts stay blocks: their texts glued into one string would run together ("line one" + "line two")
-    const content = m.parts ? contentBlocks(m, model) : m.content;
-    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId ?? m.name ?? "", content }] };
-  }
+  if (m.role === "tool") return { role: "user", content: tool.result(m, model) };
   if (!m.parts && !m.toolCalls) return { role, content: m.content };
   const blocks = contentBlocks(m, model);
-  for (const call of m.toolCalls ?? []) {
-    blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
-  }
+  for (const call of m.toolCalls ?? []) blocks.push(tool.call(call));
   return { role, content: blocks };
 }
 
@@ -108,6 +122,29 @@ function mergeAdjacentTurns(turns: MessagesTurn[]): MessagesTurn[] {
     else merged.push({ ...turn });
   }
   return merged;
+}
+
+/**
+ * Messages refuses a final assistant turn (a prefill the answer continues) whose text ends in whitespace, which
+ * OpenAI accepts: that text is trimmed at its end, a text block left empty dropped (Messages refuses empty ones).
+ */
+function trimPrefill(turns: MessagesTurn[]): void {
+  const last = turns.at(-1);
+  if (last?.role !== "assistant") return;
+  if (typeof last.content === "string") {
+    last.content = last.content.trimEnd();
+    return;
+  }
+  const blocks = [...last.content];
+  for (let block = blocks.at(-1); block?.type === "text" && typeof block.text === "string"; block = blocks.at(-1)) {
+    const text = block.text.trimEnd();
+    if (text.length > 0) {
+      blocks[blocks.length - 1] = { ...block, text };
+      break;
+    }
+    blocks.pop();
+  }
+  last.content = blocks;
 }
 
 interface OpenAiTool {
@@ -176,9 +213,12 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   const system = systemMessages.some((m) => m.parts)
     ? systemMessages.flatMap((m) => contentBlocks(m, req.model.id))
     : systemMessages.map((m) => m.content).join("\n\n");
-  const messages = mergeAdjacentTurns(req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id)));
+  const tools = toTools(req.passthrough?.tools);
+  const toolBlocks = tools && tools.length > 0 ? TOOL_USE_BLOCKS : TOOL_TEXT_BLOCKS;
+  const messages = mergeAdjacentTurns(req.messages.filter((m) => m.role !== "system").map((m) => toMessagesTurn(m, req.model.id, toolBlocks)));
   // Messages refuses a conversation of system prompts alone: say so before any call (and any hold).
   if (messages.length === 0) throw invalidParameter("messages", `needs at least one user or assistant message for model '${req.model.id}'`);
+  trimPrefill(messages);
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: req.maxTokens ?? defaultMaxTokens, messages };
   if (system.length > 0) body.system = system;
   // Anthropic's range is 0..1 where OpenAI's is 0..2: clamp rather than reject a valid OpenAI value.
@@ -191,7 +231,6 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop.filter((s) => typeof s === "string");
   const user = req.passthrough?.user;
   if (typeof user === "string" && user.length > 0) body.metadata = { user_id: user };
-  const tools = toTools(req.passthrough?.tools);
   if (tools) body.tools = tools;
   const toolChoice = toToolChoice(req.passthrough?.tool_choice, req.passthrough?.parallel_tool_calls);
   if (toolChoice && tools) body.tool_choice = toolChoice;
