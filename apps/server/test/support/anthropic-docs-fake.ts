@@ -43,16 +43,20 @@ export function validateMessages(body: Record<string, unknown>): string | undefi
     if (t.input_schema?.type !== "object") return "tools.0.custom.input_schema.type: Input should be 'object'";
   }
   if (body.tool_choice !== undefined && tools.length === 0 && (body.tool_choice as Block).type !== "none") return "tool_choice may only be specified while providing tools.";
+  const toolBlocks = messages.some((m) => Array.isArray(m.content) && (m.content as Block[]).some((b) => b.type === "tool_use" || b.type === "tool_result"));
+  if (toolBlocks && tools.length === 0) return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
   for (const [i, m] of messages.entries()) {
     if (m.role !== "user" && m.role !== "assistant") return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     const last = i === messages.length - 1;
     if (typeof m.content === "string") {
       if (m.content === "" && !(last && m.role === "assistant")) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
-      if (last && m.role === "assistant" && /\s$/.test(m.content)) return "final assistant content cannot end with trailing whitespace";
+      if (last && m.role === "assistant" && /\s$/.test(m.content)) return "messages: final assistant content cannot end with trailing whitespace";
       continue;
     }
     if (!Array.isArray(m.content)) return `messages.${i}.content: Input should be a valid list`;
     if (m.content.length === 0 && !(last && m.role === "assistant")) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    const tail = (m.content as Block[]).at(-1);
+    if (last && m.role === "assistant" && tail?.type === "text" && /\s$/.test(String(tail.text))) return "messages: final assistant content cannot end with trailing whitespace";
     for (const [j, b] of (m.content as Block[]).entries()) {
       if (b.type === "text" && (typeof b.text !== "string" || b.text === "")) return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
       if (b.type === "image") {

@@ -46,6 +46,19 @@ function unansweredToolUse(messages: readonly FakeMessage[]): string | undefined
   return undefined;
 }
 
+/** Messages reads tool_use and tool_result blocks only against the tools the request defines. */
+const hasToolBlocks = (messages: readonly FakeMessage[]): boolean =>
+  messages.some((m) => Array.isArray(m.content) && (m.content as Block[]).some((b) => b.type === "tool_use" || b.type === "tool_result"));
+
+/** Messages refuses a prefill (the final assistant turn) whose text ends in whitespace. */
+function endsInWhitespace(messages: readonly FakeMessage[]): boolean {
+  const last = messages.at(-1);
+  if (last?.role !== "assistant") return false;
+  const lastBlock = Array.isArray(last.content) ? (last.content as Array<{ type?: unknown; text?: unknown }>).at(-1) : undefined;
+  const text = typeof last.content === "string" ? last.content : lastBlock?.type === "text" ? lastBlock.text : undefined;
+  return typeof text === "string" && /\s$/.test(text);
+}
+
 export class FakeAnthropic extends FakeServer {
   /**
    * Of each answer's prompt tokens, this many are reported as cache writes and reads, as Messages does: apart from
@@ -114,6 +127,10 @@ export class FakeAnthropic extends FakeServer {
     const choice = body.tool_choice;
     const extra = choice?.type === "none" ? Object.keys(choice).find((key) => key !== "type") : undefined;
     if (extra !== undefined) return sendJson(ctx.res, 400, this.errorBody(400, `tool_choice.none.${extra}: Extra inputs are not permitted`));
+    if (hasToolBlocks(messages) && !(Array.isArray(body.tools) && body.tools.length > 0)) {
+      return sendJson(ctx.res, 400, this.errorBody(400, "Requests which include `tool_use` or `tool_result` blocks must define tools."));
+    }
+    if (endsInWhitespace(messages)) return sendJson(ctx.res, 400, this.errorBody(400, "messages: final assistant content cannot end with trailing whitespace"));
     const unanswered = unansweredToolUse(messages);
     if (unanswered !== undefined) return sendJson(ctx.res, 400, this.errorBody(400, unanswered));
     if (body.stream === true && this.overloadedStreams > 0) {
