@@ -72,6 +72,17 @@ describe("staticSite", () => {
     }
   });
 
+  it("keeps the shell's security headers when index.html is asked for by another spelling of its path", async () => {
+    // express.static decodes the path, so each of these reaches dist/index.html; a browser sends them as written
+    for (const route of ["/%69ndex.html", "/index%2ehtml", "/assets/..%2findex.html", "/assets/..%2Findex.html"]) {
+      const res = await fetch(`${url}${route}`);
+      expect(res.status, route).toBe(200);
+      expect(await res.text()).toContain("<div id=root>");
+      expect(res.headers.get("content-security-policy"), route).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("referrer-policy"), route).toBe("same-origin");
+    }
+  });
+
   it("never answers API paths, missing assets or non-GET requests with the shell", async () => {
     for (const [method, route] of [["GET", "/api/nope"], ["GET", "/v1/nope"], ["GET", "/api"], ["GET", "/assets/missing.js"], ["POST", "/dashboard"]] as const) {
       const res = await fetch(`${url}${route}`, { method });

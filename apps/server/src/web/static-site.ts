@@ -22,10 +22,14 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-function sendShell(res: Response, html: string): void {
-  res.setHeader("Cache-Control", "no-cache");
+function shellHeaders(res: Response): void {
   res.setHeader("Content-Security-Policy", CSP);
   res.setHeader("Referrer-Policy", "same-origin");
+}
+
+function sendShell(res: Response, html: string): void {
+  res.setHeader("Cache-Control", "no-cache");
+  shellHeaders(res);
   res.type("html").send(html);
 }
 
@@ -77,6 +81,8 @@ export function staticSite(distDir: string): Router {
       setHeaders(res, filePath) {
         const rel = path.relative(distDir, filePath);
         res.setHeader("Cache-Control", rel.startsWith(`assets${path.sep}`) ? IMMUTABLE : "no-cache");
+        // the shell reached by another spelling of its path (/%69ndex.html, /assets/..%2findex.html) is the same page
+        if (rel === "index.html") shellHeaders(res);
       },
     }),
   );
