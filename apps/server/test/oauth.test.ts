@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support/fake-oauth";
 import { startTestServer, type TestServer } from "./harness";
@@ -222,4 +224,50 @@ describe("OAuth without client ids", () => {
       expect(res.headers.get("location")).toBe("/login?error=provider_not_configured");
     }
   });
+});
+
+describe("OAuth against a provider whose token endpoint stalls", () => {
+  let fake: FakeOAuthServer;
+  let stalling: Server;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeOAuth();
+    // Google's token endpoint never answers; GitHub's sends its status line, then a space a second, never ending
+    stalling = createServer((req, res) => {
+      if (req.url?.startsWith("/github")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write("{");
+        const drip = setInterval(() => res.write(" "), 1_000);
+        res.on("close", () => clearInterval(drip));
+      }
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fake.env, GOOGLE_TOKEN_URL: `${base}/google/token`, GITHUB_TOKEN_URL: `${base}/github/token` } });
+  });
+  afterAll(async () => {
+    await server.close();
+    stalling.closeAllConnections();
+    await new Promise<void>((resolve) => stalling.close(() => resolve()));
+    await fake.close();
+  });
+
+  it("gives up on the code exchange after 10 s: 302 /login?error=oauth_failed, no session", async () => {
+    const answers = await Promise.all((["google", "github"] as const).map(async (provider) => {
+      const begun = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
+      const stateCookie = cookieFrom(begun.headers, "gw_oauth") ?? "";
+      const state = new URL(begun.headers.get("location") ?? "").searchParams.get("state") ?? "";
+      const started = Date.now();
+      const res = await fetch(`${server.url}/api/auth/callback?code=abc&state=${state}`, {
+        redirect: "manual", headers: { cookie: stateCookie }, signal: AbortSignal.timeout(20_000),
+      });
+      return { provider, res, elapsed: Date.now() - started };
+    }));
+    for (const { provider, res, elapsed } of answers) {
+      expect(res.status, provider).toBe(302);
+      expect(res.headers.get("location"), provider).toBe("/login?error=oauth_failed");
+      expect(sessionCookie(res.headers), provider).toBeUndefined();
+      expect(elapsed, provider).toBeLessThan(15_000);
+    }
+  }, 30_000);
 });

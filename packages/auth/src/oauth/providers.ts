@@ -42,10 +42,22 @@ export function authorizationUrl(provider: OAuthProvider, config: OAuthProviderC
   return client(config, redirectUri).createAuthorizationURLWithPKCE(config.authorizeUrl, state, CodeChallengeMethod.S256, codeVerifier, SCOPES[provider]);
 }
 
+/**
+ * arctic's token request takes no signal: a provider that never answers, or never finishes its answer, is given up on
+ * after TIMEOUT_MS like the profile calls, so the callback answers instead of hanging.
+ */
+function withinTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new OAuthFlowError("oauth_failed", `${what} got no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 /** Exchanges the authorization code (with the PKCE verifier) for an access token. */
 export async function exchangeCode(config: OAuthProviderConfig, redirectUri: string, code: string, codeVerifier: string): Promise<string> {
   try {
-    const tokens = await client(config, redirectUri).validateAuthorizationCode(config.tokenUrl, code, codeVerifier);
+    const tokens = await withinTimeout(client(config, redirectUri).validateAuthorizationCode(config.tokenUrl, code, codeVerifier), `Token exchange with ${config.tokenUrl}`);
     return tokens.accessToken();
   } catch (err) {
     if (err instanceof OAuthFlowError) throw err;
