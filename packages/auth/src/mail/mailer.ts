@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import nodemailer from "nodemailer";
+import SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import type { Logger } from "pino";
 import type { Clock } from "@gw/shared";
 
@@ -22,9 +23,17 @@ export interface MailerSettings {
   dataDir: string;
 }
 
+/**
+ * How long the mail server may take to accept the connection, to greet, and to answer each command. A sign-up waits
+ * for its verification mail, and nodemailer's defaults (2 minutes to connect, 10 minutes of silence) would keep it
+ * waiting that long on a mail server that stalls. Parameters of SMTP_URL (`?socketTimeout=30000`) take precedence.
+ */
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 15_000 };
+
 /** SMTP through nodemailer when SMTP_URL is set. */
 function smtpMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl);
+  // the transport built from an options object: createTransport(url) would take the URL's settings alone
+  const transport = nodemailer.createTransport(new SMTPTransport({ ...SMTP_TIMEOUTS, url: smtpUrl }));
   return {
     async send(message) {
       await transport.sendMail({ from, ...message });
