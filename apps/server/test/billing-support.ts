@@ -1,8 +1,10 @@
 // Helpers shared by the billing and webhook suites: signed Stripe events and ledger invariants.
 import Stripe from "stripe";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { newId } from "@gw/shared";
-import type { TestServer } from "./harness";
+import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { RELAXED_LIMITS } from "./auth-helpers";
+import { startTestServer, type TestServer } from "./harness";
 
 export const WEBHOOK_SECRET = "whsec_test_secret";
 
@@ -59,4 +61,30 @@ export async function expectLedgerConsistent(server: TestServer, userIds: string
   const verified = await ledger.verify();
   expect(verified.problems).toEqual([]);
   expect(verified.ok).toBe(true);
+}
+
+/**
+ * A test server whose Stripe is a fake for the enclosing describe, handed to `started` once both run. Every user in
+ * `users` (newUser adds one) has a consistent ledger when the suite ends.
+ */
+export function webhookStand(started: (server: TestServer, fake: FakeStripe) => void): { users: string[]; newUser: () => string } {
+  let server: TestServer | undefined;
+  let fake: FakeStripe | undefined;
+  const users: string[] = [];
+  beforeAll(async () => {
+    fake = await startFakeStripe({ now: () => (server ? server.clock.now() : Date.now()) });
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, STRIPE_API_BASE: fake.url } });
+    started(server, fake);
+  });
+  afterAll(async () => {
+    if (server) await expectLedgerConsistent(server, users);
+    await server?.close();
+    await fake?.close();
+  });
+  const newUser = () => {
+    const id = newId("usr");
+    users.push(id);
+    return id;
+  };
+  return { users, newUser };
 }

@@ -1,12 +1,11 @@
 // Refunds and disputes delivered before, between or after the events that grant the payment's credits, each
 // delivered twice: the outcome is the same in every order (CONTRACT 6: out-of-order safe, balance never below zero).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
-import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
-import { RELAXED_LIMITS } from "./auth-helpers";
-import { deliver, expectLedgerConsistent, stripeEvent } from "./billing-support";
-import { startTestServer, type TestServer } from "./harness";
+import type { FakeStripe } from "@gw/test-support/fake-stripe";
+import { deliver, stripeEvent, webhookStand } from "./billing-support";
+import type { TestServer } from "./harness";
 
 const MICROS = 1_000_000;
 type Json = Record<string, unknown>;
@@ -27,24 +26,11 @@ interface Paid {
 describe("POST /api/billing/webhook: refunds and disputes in any order with the payment's events", () => {
   let server: TestServer;
   let fake: FakeStripe;
-  const users: string[] = [];
+  const { newUser } = webhookStand((s, f) => {
+    server = s;
+    fake = f;
+  });
   const ctx = () => server.app.context;
-
-  beforeAll(async () => {
-    fake = await startFakeStripe({ now: () => server.clock.now() });
-    server = await startTestServer({ env: { ...RELAXED_LIMITS, STRIPE_API_BASE: fake.url } });
-  });
-  afterAll(async () => {
-    await expectLedgerConsistent(server, users);
-    await server.close();
-    await fake.close();
-  });
-
-  const newUser = () => {
-    const id = newId("usr");
-    users.push(id);
-    return id;
-  };
 
   const chargeOf = (paymentIntentId: string, extra: Json = {}) => (refunded: number): Json => ({
     id: `ch_${paymentIntentId}`, object: "charge", amount: 10_000, amount_refunded: refunded, currency: "usd", paid: true,

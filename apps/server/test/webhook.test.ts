@@ -1,34 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
-import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
-import { call, RELAXED_LIMITS, verifiedUser } from "./auth-helpers";
-import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent } from "./billing-support";
-import { startTestServer, type TestServer } from "./harness";
+import type { FakeStripe } from "@gw/test-support/fake-stripe";
+import { call, verifiedUser } from "./auth-helpers";
+import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent, webhookStand } from "./billing-support";
+import type { TestServer } from "./harness";
 
 const MICROS = 1_000_000;
 
 describe("POST /api/billing/webhook", () => {
   let server: TestServer;
   let fake: FakeStripe;
-  const users: string[] = [];
+  const { users, newUser } = webhookStand((s, f) => {
+    server = s;
+    fake = f;
+  });
   const nowSeconds = () => Math.floor(server.clock.now() / 1000);
-
-  beforeAll(async () => {
-    fake = await startFakeStripe({ now: () => server.clock.now() });
-    server = await startTestServer({ env: { ...RELAXED_LIMITS, STRIPE_API_BASE: fake.url } });
-  });
-  afterAll(async () => {
-    await expectLedgerConsistent(server, users);
-    await server.close();
-    await fake.close();
-  });
-
-  const newUser = () => {
-    const id = newId("usr");
-    users.push(id);
-    return id;
-  };
   const ctx = () => server.app.context;
 
   /** A payment intent created through the gateway, as Stripe reports it once paid. */
