@@ -141,22 +141,28 @@ export class UpstreamClient {
     for (;;) {
       const attempt = this.startAttempt(call.signal, undefined);
       let res: Dispatcher.ResponseData | undefined;
-      // keep-alive events reset the socket's idle timeout, not this one
+      // The longest silence is timed here, not by the socket: keep-alive events (Anthropic's ping) and SSE comments
+      // (`: keep-alive`) reset the socket's idle timeout, yet say nothing about the answer. Time spent waiting for the
+      // consumer (a client reading slowly) is not the upstream's silence.
       let idle: NodeJS.Timeout | undefined;
+      let consuming = false;
       const active = () => {
-        if (!call.keepAlive) return;
         if (idle) idle.refresh();
-        else idle = setTimeout(() => attempt.expire(), call.timeoutMs ?? this.options.requestTimeoutMs);
+        else idle = setTimeout(() => (consuming ? idle?.refresh() : attempt.expire()), call.timeoutMs ?? this.options.requestTimeoutMs);
       };
       try {
         res = await this.send(call, attempt, budget);
         active();
         for await (const event of parseSse(res.body)) {
-          if (!call.keepAlive?.(event)) active();
+          const keepAlive = call.keepAlive?.(event) === true;
+          if (!keepAlive) active();
           const reported = call.eventFailure?.(event);
           if (reported) throw reported;
           delivered = true;
+          consuming = true;
           yield event;
+          consuming = false;
+          if (!keepAlive) active();
         }
         return;
       } catch (err) {
