@@ -11,6 +11,8 @@ export type StreamPiece =
   | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
   | { kind: "finish"; reason: string }
   | { kind: "usage"; promptTokens?: number; completionTokens?: number; details?: Record<string, unknown> }
+  /** top-level chunk fields kept for the client's chunks (system_fingerprint, service_tier) */
+  | { kind: "fields"; fields: Record<string, unknown> }
   /** the upstream's explicit end marker ([DONE], message_stop) */
   | { kind: "end" };
 
@@ -68,6 +70,7 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
   let usageDetails: Record<string, unknown> | undefined;
+  let fields: Record<string, unknown> | undefined;
   let ended = false;
   // Until a delta is handed on, nothing reached the client: a connection lost before may be retried upstream.
   let handedOn = false;
@@ -85,15 +88,17 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
             const produced = piece.content + toolCallText(piece.delta);
             if (produced.length > 0) parts.push(produced);
             handedOn = true;
-            yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs };
+            yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs, ...(fields ? { fields } : {}) };
             continue;
           }
           if (piece.content.length === 0) continue;
           parts.push(piece.content);
           handedOn = true;
-          yield { type: "delta", content: piece.content };
+          yield { type: "delta", content: piece.content, ...(fields ? { fields } : {}) };
         } else if (piece.kind === "finish") {
           finishReason = piece.reason;
+        } else if (piece.kind === "fields") {
+          fields = piece.fields;
         } else if (piece.kind === "usage") {
           promptTokens = piece.promptTokens ?? promptTokens;
           completionTokens = piece.completionTokens ?? completionTokens;
@@ -117,5 +122,5 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
       throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0, reported);
     }
   }
-  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...(usageDetails ? { usageDetails } : {}) };
+  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
 }

@@ -70,9 +70,9 @@ export interface ChatResult {
  */
 export type ChatStreamEvent =
   /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
-  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
+  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; fields?: Record<string, unknown> }
   /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
-  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> };
+  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> };
 
 export interface CompletionRequest {
   model: ModelDefinition;

@@ -149,6 +149,12 @@ function streamEventJson(event: SseEvent): unknown {
   return json;
 }
 
+/** A chunk's kept top-level fields (system_fingerprint, service_tier), which OpenAI repeats on every chunk. */
+function fieldPieces(json: Record<string, unknown>): StreamPiece[] {
+  const fields = keptFields(json);
+  return fields ? [{ kind: "fields", fields }] : [];
+}
+
 function usagePieces(pieces: StreamPiece[], usage: { prompt_tokens: number; completion_tokens?: number } & Record<string, unknown> | null | undefined): StreamPiece[] {
   if (usage) pieces.push({ kind: "usage", promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, details: usageDetailsOf(usage) });
   return pieces;
@@ -159,7 +165,7 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   if (json === undefined) return [{ kind: "end" }];
   const parsed = chatChunkSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("stream");
-  const pieces: StreamPiece[] = [];
+  const pieces = fieldPieces(parsed.data);
   const choice = parsed.data.choices?.[0];
   const delta = choice?.delta;
   const content = delta?.content ?? "";
@@ -180,7 +186,7 @@ export function parseCompletionStreamEvent(event: SseEvent): StreamPiece[] {
   if (json === undefined) return [{ kind: "end" }];
   const parsed = completionChunkSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("stream");
-  const pieces: StreamPiece[] = [];
+  const pieces = fieldPieces(parsed.data);
   const choice = parsed.data.choices?.[0];
   const text = choice?.text ?? "";
   const logprobs = choice?.logprobs ?? undefined;

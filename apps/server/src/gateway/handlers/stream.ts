@@ -54,6 +54,8 @@ const COMPLETION_CHOICE: ChoiceShape = {
 
 /** Writes OpenAI-style server-sent events. */
 class SseWriter {
+  /** the upstream's kept top-level fields (system_fingerprint, service_tier), written on every chunk as OpenAI does */
+  fields: Record<string, unknown> | undefined;
 
   constructor(private readonly res: Response, private readonly format: StreamFormat, private readonly model: string) {}
 
@@ -99,7 +101,7 @@ class SseWriter {
 
   chunk(choice: Record<string, unknown>): void {
     this.write(JSON.stringify({
-      id: this.format.id, object: this.format.object, created: this.format.created, model: this.model,
+      id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, ...this.fields,
       choices: [choice],
       ...(this.format.includeUsage ? { usage: null } : {}),
     }));
@@ -107,7 +109,7 @@ class SseWriter {
 
   usage(usage: TextUsage, costMicros: number, details?: Record<string, unknown>): void {
     this.write(JSON.stringify({
-      id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, choices: [],
+      id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, ...this.fields, choices: [],
       usage: {
         prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens,
         ...details,
@@ -193,6 +195,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   };
   try {
     for await (const event of stream.events()) {
+      if (event.fields) sse.fields = event.fields;
       start();
       if (event.type === "delta") {
         emitted += event.content + toolCallText(event.delta);
