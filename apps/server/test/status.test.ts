@@ -1,3 +1,5 @@
+import httpServer from "node:http";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
@@ -139,5 +141,40 @@ describe("status with the payment processor refusing the secret key", () => {
       last_check: expect.any(String),
       issue: "payment processor refused the API key (HTTP 401)",
     });
+  });
+});
+
+describe("status with one text provider answering and another hanging", () => {
+  let server: TestServer;
+  let textA: httpServer.Server;
+  let textB: net.Server;
+  const listen = async (s: httpServer.Server | net.Server) => {
+    await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  };
+  beforeAll(async () => {
+    // OpenAI's GET /v1/models; Messages' upstream accepts the connection and never answers
+    textA = httpServer.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "gpt-4o", object: "model", created: 1, owned_by: "openai" }] }));
+    });
+    textB = net.createServer((socket) => socket.on("error", () => undefined));
+    const [a, b] = [await listen(textA), await listen(textB)];
+    server = await startTestServer({ env: { TEXTA_BASE_URL: a, TEXTA_API_KEY: "sk-a", TEXTB_BASE_URL: b, TEXTB_API_KEY: "sk-b" } });
+  });
+  afterAll(async () => {
+    await server.close();
+    textA.close();
+    textB.close();
+  });
+
+  it("text_provider is degraded and names the hanging provider, answered within 500 ms", async () => {
+    const started = performance.now();
+    const res = await http(`${server.url}/api/status/external`);
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.services.text_provider).toEqual({ status: "degraded", response_time: expect.any(Number), last_check: expect.any(String), issue: "textB: timed out" });
+    expect(body.overall_status).toBe("degraded");
   });
 });

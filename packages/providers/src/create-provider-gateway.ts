@@ -75,7 +75,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     speechToSpeech: async (req) => pick(speech, req.model, "speech-to-speech").speechToSpeech(req),
     speechToText: async (req) => pick(speech, req.model, "speech-to-text").speechToText(req),
     countTokens,
-    checkHealth: (kind, timeoutMs) => checkProviderHealth(client, config, kind, timeoutMs),
+    checkHealth: (kind, timeoutMs, slowMs) => checkProviderHealth(client, config, kind, timeoutMs, slowMs),
     close: () => client.close(),
   };
 }

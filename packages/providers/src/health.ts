@@ -30,7 +30,7 @@ const CANDIDATES: Record<"text" | "speech", ProviderName[]> = { text: ["textA", 
 
 const statusError = (status: number) => new AppError("upstream_error", `HTTP ${status}`);
 
-async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { baseUrl: string; apiKey?: string }, timeoutMs: number): Promise<HealthReport> {
+async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { baseUrl: string; apiKey?: string }, timeoutMs: number, slowMs: number): Promise<HealthReport> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
@@ -48,8 +48,8 @@ async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { b
     return { status: "unhealthy", responseTimeMs: elapsed(), issue };
   }
   const responseTimeMs = elapsed();
-  // slower than half the allowed time: answering, but not as it should
-  if (responseTimeMs > timeoutMs / 2) return { status: "degraded", responseTimeMs, issue: "slow response" };
+  // slower than `slowMs` (by default half the allowed time): answering, but not as it should
+  if (responseTimeMs > slowMs) return { status: "degraded", responseTimeMs, issue: "slow response" };
   return { status: "healthy", responseTimeMs };
 }
 
@@ -57,14 +57,14 @@ async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { b
  * One status for all configured providers of a kind: healthy when all are; unhealthy when none answers; degraded
  * otherwise (some models work, some don't), the issue naming each provider that is not healthy.
  */
-export async function checkProviderHealth(client: UpstreamClient, config: Config, kind: "text" | "speech", timeoutMs: number): Promise<HealthReport> {
+export async function checkProviderHealth(client: UpstreamClient, config: Config, kind: "text" | "speech", timeoutMs: number, slowMs = timeoutMs / 2): Promise<HealthReport> {
   const configured = CANDIDATES[kind].flatMap((name) => {
     const probe = PROBES[name];
     const { baseUrl, apiKey } = config.providers[name];
     return probe && baseUrl ? [{ name, probe, endpoint: { baseUrl, apiKey } }] : [];
   });
   if (configured.length === 0) return { status: "unknown", responseTimeMs: 0, issue: "not configured" };
-  const reports = await Promise.all(configured.map(({ probe, endpoint }) => probeProvider(client, probe, endpoint, timeoutMs)));
+  const reports = await Promise.all(configured.map(({ probe, endpoint }) => probeProvider(client, probe, endpoint, timeoutMs, slowMs)));
   const responseTimeMs = Math.max(...reports.map((r) => r.responseTimeMs));
   const failing = reports.flatMap((r, i) => (r.status === "healthy" ? [] : [`${configured[i]?.name}: ${r.issue ?? r.status}`]));
   if (failing.length === 0) return { status: "healthy", responseTimeMs };

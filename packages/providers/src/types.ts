@@ -210,6 +210,6 @@ export interface ProviderGateway {
   /** counts tokens the way billing does when upstream reports none */
   countTokens(text: string): number;
   /** cheap reachability check of a provider for /api/status/external */
-  checkHealth(provider: "text" | "speech", timeoutMs: number): Promise<{ status: "healthy" | "degraded" | "unhealthy" | "unknown"; responseTimeMs: number; issue?: string }>;
+  checkHealth(provider: "text" | "speech", timeoutMs: number, slowMs?: number): Promise<{ status: "healthy" | "degraded" | "unhealthy" | "unknown"; responseTimeMs: number; issue?: string }>;
   close(): Promise<void>;
 }

@@ -21,7 +21,13 @@ import { task } from "./routes/task";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
 
-const HEALTH_TIMEOUT_MS = 400;
+/**
+ * A provider probe's budget: within the status registry's 300 ms per check, so that a hanging upstream times out in
+ * the probe and only it is named (`textB: timed out`, degraded while the others answer) rather than the registry
+ * giving up on the whole check (`no answer within 300 ms`, unhealthy). Slower than 200 ms is `slow response`.
+ */
+const HEALTH_TIMEOUT_MS = 250;
+const HEALTH_SLOW_MS = 200;
 
 /** CONTRACT 5: the deprecated completions endpoint says so on every answer, refusals included. */
 const deprecated: RequestHandler = (_req, res, next) => {
@@ -114,6 +120,6 @@ export async function mountGateway(
   router.use(["/v1", "/api/v1"], ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 
-  ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS));
-  ctx.healthChecks.register("speech_provider", async () => providers.checkHealth("speech", HEALTH_TIMEOUT_MS));
+  ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));
+  ctx.healthChecks.register("speech_provider", async () => providers.checkHealth("speech", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));
 }
