@@ -38,7 +38,8 @@ describe("POST /v1/completions with stream: true (OpenAI's legacy completions st
   it.each([
     ["text-davinci-003", "textA", "/v1/completions", fakeCompletion(prompt, 20)],
     ["textB-2", "textB", "/v1/messages", fakeChatReply([{ role: "user", content: prompt }], 20)],
-    ["textC-8x7b", "textC", "/v1/completions", fakeCompletion(prompt, 20)],
+    // textC's upstream speaks chat completions only (CONTRACT 4): the prompt goes as one user message
+    ["textC-8x7b", "textC", "/v1/chat/completions", fakeChatReply([{ role: "user", content: prompt }], 20)],
   ] as const)("%s (%s upstream, %s) through the SDK: the upstream's text, finish_reason, a usage chunk with the cost, charged exactly that", async (model, upstream, path, reply) => {
     const user = await fundedUser(server, 1);
     const { data: stream, response } = await sdkFor(user.key).completions.create({

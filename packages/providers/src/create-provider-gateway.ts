@@ -26,6 +26,12 @@ export interface ProviderGatewayOptions {
 const wrongKind = (model: ModelDefinition, what: string) =>
   new AppError("unsupported_model", `Model '${model.id}' does not support ${what}.`);
 
+/**
+ * Only textA's upstream speaks OpenAI's legacy completions API (CONTRACT 4); textC's speaks chat completions alone
+ * (Mistral has no /v1/completions), so its /v1/completions go through chat, as Messages models' do.
+ */
+const hasCompletionsApi = (model: ModelDefinition): boolean => model.protocol === "openai" && model.provider !== "textC";
+
 function pick<T>(adapters: Partial<Record<Protocol, T>>, model: ModelDefinition, what: string): T {
   const adapter = adapters[model.protocol];
   if (!adapter) throw wrongKind(model, what);
@@ -58,11 +64,11 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     },
     checkChat: (req) => pick(text, req.model, "chat").check?.(req),
     completion: async (req) => {
-      if (req.model.protocol === "openai") return openai.completion(req);
+      if (hasCompletionsApi(req.model)) return openai.completion(req);
       return chatAsCompletion(await pick(text, req.model, "completions").chat(completionAsChat(req)));
     },
     async *completionStream(req): AsyncGenerator<ChatStreamEvent> {
-      if (req.model.protocol === "openai") yield* openai.completionStream(req);
+      if (hasCompletionsApi(req.model)) yield* openai.completionStream(req);
       else yield* pick(text, req.model, "completions").chatStream(completionAsChat(req));
     },
     embeddings: async (req) => {
