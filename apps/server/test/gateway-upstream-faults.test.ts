@@ -149,6 +149,20 @@ describe("upstream faults: what the gateway answers and charges when an upstream
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(fakeChatReply(messages, 100).promptTokens + 2 * fakeChatReply(messages, 100).completionTokens);
   });
 
+  it("an upstream 429 whose Retry-After reaches past UPSTREAM_TIMEOUT_MS is a 502 carrying it at once, not a 504 after the whole timeout, at no cost", async () => {
+    const user = await fundedUser(server, 1);
+    // 4 s is a wait the gateway takes (<= 5 s), but the call's 3 s deadline would cut it short
+    fakes.textA.failStatus(2, 429, { headers: { "retry-after": "4" } });
+    const started = performance.now();
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+    expect(res.status).toBe(502);
+    expect(res.headers.get("retry-after")).toBe("4");
+    expect((await readJson(res)).error).toMatchObject({ code: "upstream_error", type: "api_error" });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(fakes.textA.requests).toHaveLength(1);
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+  });
+
   // An error event in a 200 stream before any output: OpenAI's {"error": {type: server_error}}, Messages' overloaded_error
   const erroredStreams = [
     { model: "textA-4", upstream: "textA", event: "an error event (server_error)", status: "a 500",

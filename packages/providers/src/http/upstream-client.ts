@@ -79,6 +79,8 @@ interface Attempt {
   stopped(): "cancelled" | "timeout" | undefined;
   /** stops the call as timed out */
   expire(): void;
+  /** milliseconds until the deadline (Infinity without one) */
+  remainingMs(): number;
   dispose(): void;
 }
 
@@ -262,9 +264,12 @@ export class UpstreamClient {
       const text = await res.body.text().catch(() => "");
       if (budget.retriesLeft > 0 && isRetryableStatus(res.statusCode)) {
         const retryAfter = parseRetryAfterMs(res.headers["retry-after"], Date.now());
-        if (retryAfter === undefined || retryAfter <= this.options.retry.maxRetryAfterMs) {
+        const waitMs = retryAfter ?? backoffDelayMs(this.options.retry, budget.used);
+        // A wait the deadline would cut short ends only in a timeout: the upstream's own refusal is the truer answer.
+        if ((retryAfter === undefined || retryAfter <= this.options.retry.maxRetryAfterMs) && waitMs < attempt.remainingMs()) {
           budget.retriesLeft--;
-          await sleep(retryAfter ?? backoffDelayMs(this.options.retry, budget.used++), attempt.signal);
+          if (retryAfter === undefined) budget.used++;
+          await sleep(waitMs, attempt.signal);
           continue;
         }
       }
@@ -276,6 +281,7 @@ export class UpstreamClient {
   private startAttempt(callerSignal: CancelSignal, deadlineMs: number | undefined): Attempt {
     const controller = new Cancellation();
     let timedOut = false;
+    const deadlineAt = deadlineMs === undefined ? Infinity : performance.now() + deadlineMs;
     const unlink = controller.follow(callerSignal);
     const timer = deadlineMs === undefined ? undefined : setTimeout(() => {
       if (!controller.aborted) timedOut = true;
@@ -288,6 +294,7 @@ export class UpstreamClient {
         if (!controller.aborted) timedOut = true;
         controller.abort();
       },
+      remainingMs: () => deadlineAt - performance.now(),
       dispose: () => {
         if (timer) clearTimeout(timer);
         unlink();
