@@ -54,6 +54,32 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
   });
 
+  it.each(["textA-4", "textB-3-haiku"])("%s: store, metadata (chat) and suffix (completions) of a wrong type or size are 400 naming them, before any upstream call", async (model) => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const invalid = (param: string, rule: string) => ({ error: { message: `Invalid parameter '${param}': ${rule}.`, type: "invalid_request_error", code: "invalid_parameter" } });
+    const cases: Array<[string, Record<string, unknown>, ReturnType<typeof invalid>]> = [
+      ["/v1/chat/completions", { store: "yes" }, invalid("store", "must be a boolean")],
+      ["/v1/chat/completions", { metadata: "x" }, invalid("metadata", "must be a record")],
+      ["/v1/chat/completions", { metadata: { a: 1 } }, invalid("metadata.a", "must be a string")],
+      ["/v1/chat/completions", { metadata: { a: "v".repeat(513) } }, invalid("metadata.a", "must have at most 512 characters")],
+      ["/v1/chat/completions", { metadata: { ["k".repeat(65)]: "v" } }, invalid("metadata", "must have keys of at most 64 characters")],
+      ["/v1/chat/completions", { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) }, invalid("metadata", "must have at most 16 keys")],
+      ["/v1/completions", { suffix: 5 }, invalid("suffix", "must be a string")],
+    ];
+    for (const [path, extra, expected] of cases) {
+      const res = await post(path, path === "/v1/completions" ? { model, prompt: "hi", ...extra } : { model, messages, ...extra });
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual(expected);
+    }
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    expect(h.fakes.textB.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
+    // valid ones: OpenAI-compatible upstreams get them as sent, Messages models leave them out
+    const ok = await post("/v1/chat/completions", { model, messages, max_tokens: 5, store: true, metadata: { team: "a", ["k".repeat(64)]: "v".repeat(512) } });
+    expect(ok.status).toBe(200);
+    if (model === "textA-4") expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ store: true, metadata: { team: "a", ["k".repeat(64)]: "v".repeat(512) } });
+  });
+
   it("textA: valid known fields and unknown ones go upstream as sent", async () => {
     const extra = {
       stop: ["END"], top_p: 0.5, presence_penalty: 1, frequency_penalty: -1, logprobs: true, top_logprobs: 3, seed: 7, user: "u-1",

@@ -37,6 +37,17 @@ const samplingFields = {
   user: safeString(512).nullish(),
 };
 
+// OpenAI's stored-completion fields (chat): `store` a flag, `metadata` at most 16 string pairs, keys up to 64
+// characters and values up to 512. textB models ignore both, so a wrong one is caught here or nowhere.
+const storedCompletion = {
+  store: z.boolean().nullish(),
+  metadata: z.record(z.string(), safeString(512)).superRefine((pairs, ctx) => {
+    const keys = Object.keys(pairs);
+    if (keys.length > 16) ctx.addIssue({ code: "custom", input: pairs, message: "must have at most 16 keys" });
+    else if (keys.some((key) => key.length > 64)) ctx.addIssue({ code: "custom", input: pairs, message: "must have keys of at most 64 characters" });
+  }).nullish(),
+};
+
 const responseFormat = z.looseObject({
   type: z.enum(["text", "json_object", "json_schema"]),
   json_schema: z.looseObject({ name: safeString(64) }).optional(),
@@ -62,6 +73,7 @@ export const chatBody = z.compile(z.object({
   tools: z.array(z.looseObject({ type: safeString(64) })).max(128).nullish(),
   tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: safeString(64) })]).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  ...storedCompletion,
 }).superRefine((body, ctx) => {
   streamOptionsNeedStream(body, ctx);
   if (body.top_logprobs != null && body.logprobs !== true) {
@@ -87,6 +99,7 @@ export const completionBody = z.compile(z.object({
   // the legacy API's logprobs is a count, not a flag
   logprobs: z.number().int().min(0).max(5).nullish(),
   echo: z.boolean().nullish(),
+  suffix: safeString(400_000).nullish(),
   // the upstream generates (and bills) this many completions to return the best one; sent through, sized in the hold
   best_of: z.number().int().min(1).max(20).nullish(),
 }).superRefine((body, ctx) => {
