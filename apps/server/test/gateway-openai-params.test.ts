@@ -103,6 +103,27 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     }
   });
 
+  it("textB: a user longer than Messages' 256-character metadata.user_id is 400 naming user, before any upstream call; textA takes it", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    for (const path of ["/v1/chat/completions", "/v1/completions"]) {
+      const body = path === "/v1/completions" ? { prompt: "hi" } : { messages };
+      const res = await post(path, { model: "textB-3-haiku", ...body, max_tokens: 5, user: "u".repeat(257) });
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({ error: {
+        message: "Invalid parameter 'user': must have at most 256 characters for model 'textB-3-haiku' (its protocol's limit for the end-user id).",
+        type: "invalid_request_error", code: "invalid_parameter",
+      } });
+    }
+    expect(h.fakes.textB.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
+    const atLimit = await post("/v1/chat/completions", { model: "textB-3-haiku", messages, max_tokens: 5, user: "u".repeat(256) });
+    expect(atLimit.status).toBe(200);
+    expect(h.fakes.textB.lastRequest()?.json).toMatchObject({ metadata: { user_id: "u".repeat(256) } });
+    const textA = await post("/v1/chat/completions", { model: "textA-4", messages, max_tokens: 5, user: "u".repeat(257) });
+    expect(textA.status).toBe(200);
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ user: "u".repeat(257) });
+  });
+
   it("textB: fields that would change what the answer is (logprobs, JSON response formats, whitespace stops, legacy functions) are 400 naming them, not ignored", async () => {
     const model = "textB-3-haiku";
     const cases: Array<[Record<string, unknown>, string]> = [

@@ -180,6 +180,9 @@ function toToolChoice(choice: unknown, parallel: unknown): Record<string, unknow
   return out;
 }
 
+/** Messages' metadata.user_id is at most this long. */
+const ANTHROPIC_USER_ID_MAX = 256;
+
 /**
  * OpenAI fields Messages has no equivalent for and whose dropping would change what the answer is: the client would
  * read log probabilities that never come, parse JSON it never asked the model for in words, or get text past its
@@ -199,6 +202,11 @@ function refuseUnsupported(passthrough: Record<string, unknown> | undefined, mod
   const stops: unknown[] = typeof stop === "string" ? [stop] : Array.isArray(stop) ? stop : [];
   if (stops.some((s) => typeof s === "string" && s.trim() === "")) {
     throw invalidParameter("stop", `sequences of whitespace alone are not supported by model '${model}' (each needs a non-whitespace character)`);
+  }
+  // `user` becomes metadata.user_id, which Messages caps at 256 characters (OpenAI's `user` has no such cap)
+  const user = passthrough?.user;
+  if (typeof user === "string" && user.length > ANTHROPIC_USER_ID_MAX) {
+    throw invalidParameter("user", `must have at most ${ANTHROPIC_USER_ID_MAX} characters for model '${model}' (its protocol's limit for the end-user id)`);
   }
   const format = (passthrough?.response_format as { type?: unknown } | null | undefined)?.type;
   if (format !== undefined && format !== "text") {
