@@ -209,6 +209,20 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(h.fakes.textA.requests).toHaveLength(0);
   });
 
+  it.each(["text-davinci-003", "textB-3-haiku"])("completions on %s without max_tokens: OpenAI's 16-token default is held and sent, so a small balance is enough", async (model) => {
+    // $0.001: far below a hold of the model's whole output cap (~$0.008), far above 16 tokens' worth
+    const caller = await fundedUser(h.server, 0.001);
+    const res = await postJson(h.server, "/v1/completions", caller.key, { model, prompt: "hello there" });
+    expect(res.status).toBe(200);
+    const body = await readJson(res);
+    expect(body.object).toBe("text_completion");
+    const sent = (model === "textB-3-haiku" ? h.fakes.textB : h.fakes.textA).lastRequest()?.json as Record<string, unknown>;
+    expect(sent.max_tokens).toBe(16);
+    const cost = body.usage.prompt_tokens + 2 * body.usage.completion_tokens;
+    expect(res.headers.get("x-request-cost")).toBe((cost / 1e6).toFixed(6));
+    expect(await balanceMicros(h.server, caller.userId)).toBe(1000 - cost);
+  });
+
   it("completions: best_of is held for every candidate the upstream bills, and charged as the upstream reports", async () => {
     // prompt held as 2 tokens + 3 for the reply; each of the 3 candidates may write 10 tokens: 5 + 2 * 30 = 65 micro-dollars
     const body = { model: "text-davinci-003", prompt: "a b", max_tokens: 10, best_of: 3 };

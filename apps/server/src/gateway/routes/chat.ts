@@ -10,6 +10,7 @@ import { runChat, runCompletion, runEmbeddings } from "../handlers/text";
 import { CHAT_KNOWN_FIELDS, COMPLETION_KNOWN_FIELDS, EMBEDDING_KNOWN_FIELDS, chatBody, completionBody, embeddingBody, passthroughOf } from "../schemas/text";
 import { textCompletionBody, unixSeconds, usageBody } from "./shapes";
 import { AppError, missingParameter } from "@gw/shared";
+import { COMPLETION_DEFAULT_MAX_TOKENS } from "@gw/providers";
 
 /** `model` is checked first so a missing or unknown model is reported as such, whatever else is wrong. */
 export function modelField(body: Record<string, unknown>): string {
@@ -60,7 +61,9 @@ export function completions(deps: GatewayDeps) {
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
     const call = {
-      model, prompt: body.prompt, maxTokens: body.max_tokens ?? undefined, temperature: body.temperature ?? undefined, bestOf: body.best_of ?? undefined,
+      // OpenAI's completions write at most 16 tokens when max_tokens is unset: that is the worst case held, and it is sent
+      // upstream so that an OpenAI-compatible server with another default cannot write more than was held
+      model, prompt: body.prompt, maxTokens: body.max_tokens ?? COMPLETION_DEFAULT_MAX_TOKENS, temperature: body.temperature ?? undefined, bestOf: body.best_of ?? undefined,
       passthrough: passthroughOf(raw, COMPLETION_KNOWN_FIELDS),
     };
     const id = openAiId("cmpl");
