@@ -85,4 +85,15 @@ describe("start-up errors", () => {
       expect(stderr, name).not.toMatch(STACK_LINE);
     }
   }, 120_000);
+
+  it("a numeric setting left empty (PORT=, UPSTREAM_MAX_RETRIES=): exit 1 naming it, no stack trace", async () => {
+    // an empty value was read as 0: `PORT=` listened on a random port, mailed links pointing at http://localhost:0
+    for (const name of ["PORT", "UPSTREAM_MAX_RETRIES", "SESSION_TTL_DAYS"]) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), [name]: "" });
+      expect(code, name).toBe(1);
+      expect(stderr, name).toContain("must be a number, not empty");
+      expect(stderr, name).toContain(`at ${name}`);
+      expect(stderr, name).not.toMatch(STACK_LINE);
+    }
+  }, 120_000);
 });

@@ -20,17 +20,24 @@ const httpUrl = (name: string, example: string) =>
   z.url({ protocol: /^https?$/, error: `${name} must be an http:// or https:// URL, e.g. ${example}` });
 const upstreamUrl = (name: string) => httpUrl(name, "https://api.example.com").optional();
 
+/**
+ * A number. z.coerce.number() alone reads an empty value as 0 (`Number("")`): `PORT=` in an env file started the
+ * server on a random port (its mailed links on http://localhost:0), `UPSTREAM_MAX_RETRIES=` turned retries off.
+ */
+const envNumber = (rules: (n: z.ZodNumber) => z.ZodNumber = (n) => n) =>
+  z.string().trim().min(1, "must be a number, not empty").transform(Number).pipe(rules(z.number()));
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: envNumber((n) => n.int().min(0).max(65535)).default(3000),
   HOST: z.string().default("0.0.0.0"),
   PUBLIC_URL: httpUrl("PUBLIC_URL", "https://gateway.example.com").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   MONGODB_URI: z.string().min(1).optional(),
   FERRETDB_BIN: z.string().optional(),
   SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
-  SESSION_TTL_DAYS: z.coerce.number().positive().default(7),
-  SESSION_MAX_DAYS: z.coerce.number().positive().default(30),
+  SESSION_TTL_DAYS: envNumber((n) => n.positive()).default(7),
+  SESSION_MAX_DAYS: envNumber((n) => n.positive()).default(30),
   COOKIE_SECURE: bool.default(true),
   // nodemailer reads only smtp(s):// strings as a connection URL; any other string it takes for a transport object
   SMTP_URL: z.url({ protocol: /^smtps?$/, error: "SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com" }).optional(),
@@ -62,22 +69,22 @@ const envSchema = z.object({
   IMAGEA_BASE_URL: upstreamUrl("IMAGEA_BASE_URL"), IMAGEA_API_KEY: z.string().optional(),
   IMAGEB_BASE_URL: upstreamUrl("IMAGEB_BASE_URL"), IMAGEB_API_KEY: z.string().optional(),
   SPEECH_BASE_URL: upstreamUrl("SPEECH_BASE_URL"), SPEECH_API_KEY: z.string().optional(),
-  UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
-  UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
-  FLUX_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(500),
-  UPSTREAM_MAX_RESPONSE_BYTES: z.coerce.number().int().positive().default(128 * 1024 * 1024),
-  HOLD_TTL_SECONDS: z.coerce.number().int().positive().default(900),
-  PASSWORD_MIN_LENGTH: z.coerce.number().int().min(8).default(8),
-  JSON_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
-  AUDIO_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  UPSTREAM_CONNECT_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(5_000),
+  UPSTREAM_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(120_000),
+  UPSTREAM_MAX_RETRIES: envNumber((n) => n.int().min(0).max(10)).default(2),
+  FLUX_POLL_INTERVAL_MS: envNumber((n) => n.int().positive()).default(500),
+  UPSTREAM_MAX_RESPONSE_BYTES: envNumber((n) => n.int().positive()).default(128 * 1024 * 1024),
+  HOLD_TTL_SECONDS: envNumber((n) => n.int().positive()).default(900),
+  PASSWORD_MIN_LENGTH: envNumber((n) => n.int().min(8)).default(8),
+  JSON_BODY_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(1024 * 1024),
+  AUDIO_UPLOAD_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(25 * 1024 * 1024),
   // gateway: optional upstream moderation, usage write batching, idempotency replay window
   MODERATION_UPSTREAM_URL: upstreamUrl("MODERATION_UPSTREAM_URL"),
   MODERATION_UPSTREAM_API_KEY: z.string().optional(),
-  MODERATION_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
-  IDEMPOTENCY_TTL_HOURS: z.coerce.number().positive().default(24),
+  MODERATION_UPSTREAM_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(2_000),
+  IDEMPOTENCY_TTL_HOURS: envNumber((n) => n.positive()).default(24),
   // process: how far V8 lets the old generation grow past the live heap before a full collection (0: V8 decides)
-  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
+  HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
 });
 
 const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive() });
