@@ -96,4 +96,13 @@ describe("start-up errors", () => {
       expect(stderr, name).not.toMatch(STACK_LINE);
     }
   }, 120_000);
+
+  it("a LIMIT_ variable that names no limit (LIMIT_REGISTRATION): exit 1 naming it and the known ones, no stack trace", async () => {
+    // it was ignored: the server started with the default limit while the operator believed theirs applied
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), LIMIT_REGISTRATION: "20/3600" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("LIMIT_REGISTRATION names no limit");
+    expect(stderr).toContain("LIMIT_REGISTER");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
 });

@@ -161,11 +161,18 @@ function parseCorsOrigins(raw: string): "*" | string[] {
   });
 }
 
-/** LIMIT_LOGIN_IP=10/3600 overrides limits.loginIp (points per window seconds). */
+/**
+ * LIMIT_LOGIN_IP=10/3600 overrides limits.loginIp (points per window seconds). A LIMIT_ variable naming no limit
+ * (LIMIT_REGISTRATION, LIMIT_LOGINIP) stops the start: it was ignored, so the limit the operator set never applied.
+ */
 function limitsFromEnv(env: Env, base: Record<LimitName, LimitRule>): Record<LimitName, LimitRule> {
   const out = { ...base };
+  const keyOf = (name: string) => `LIMIT_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+  const known = Object.keys(base).map(keyOf);
+  const unknown = Object.keys(env).filter((key) => key.startsWith("LIMIT_") && !known.includes(key));
+  if (unknown.length > 0) throw new ConfigError(`${unknown.join(", ")} names no limit; the limits are ${known.join(", ")}`);
   for (const name of Object.keys(base) as LimitName[]) {
-    const key = `LIMIT_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+    const key = keyOf(name);
     const raw = env[key];
     if (raw === undefined) continue;
     // both at least 1, as in CONFIG_FILE (0 points would refuse every request; a 0 s window counts nothing)
