@@ -105,4 +105,14 @@ describe("start-up errors", () => {
     expect(stderr).toContain("LIMIT_REGISTER");
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
+
+  it("a MAIL_FROM without an address (\"AI Gateway\"): exit 1 naming MAIL_FROM, no stack trace", async () => {
+    // it started, and every mail then left with an empty envelope sender (MAIL FROM:<>) and a From of no address
+    for (const from of ["AI Gateway", "AI Gateway <no-reply>"]) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), MAIL_FROM: from });
+      expect(code, from).toBe(1);
+      expect(stderr, from).toContain("MAIL_FROM must be an e-mail address");
+      expect(stderr, from).not.toMatch(STACK_LINE);
+    }
+  }, 120_000);
 });

@@ -41,7 +41,9 @@ const envSchema = z.object({
   COOKIE_SECURE: bool.default(true),
   // nodemailer reads only smtp(s):// strings as a connection URL; any other string it takes for a transport object
   SMTP_URL: z.url({ protocol: /^smtps?$/, error: "SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com" }).optional(),
-  MAIL_FROM: z.string().default("AI Gateway <no-reply@localhost>"),
+  // nodemailer sends a From without an address ("AI Gateway") with an empty envelope sender (MAIL FROM:<>)
+  MAIL_FROM: z.string().regex(/^(?:[^<>]*<\s*[^\s<>@]+@[^\s<>@]+\s*>|\s*[^\s<>@]+@[^\s<>@]+\s*)$/, "MAIL_FROM must be an e-mail address, alone or as Name <address>, e.g. AI Gateway <no-reply@example.com>")
+    .default("AI Gateway <no-reply@localhost>"),
   // ioredis reads any other string as a host name, so a typo ran on the Redis-down fallback with only warnings to show
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" }).optional(),
   TRUST_PROXY: z.string().optional(),
