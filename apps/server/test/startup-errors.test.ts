@@ -115,4 +115,20 @@ describe("start-up errors", () => {
       expect(stderr, from).not.toMatch(STACK_LINE);
     }
   }, 120_000);
+
+  it("a Stripe key of the wrong kind (a secret key as the publishable one, and so on): exit 1 naming it, no stack trace", async () => {
+    // it started: a secret key set as STRIPE_PUBLISHABLE_KEY was then handed to anyone by GET /api/billing/config
+    const settings: Array<[string, string, string]> = [
+      ["STRIPE_PUBLISHABLE_KEY", `sk_${"live"}_startupErrors`, "STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_...)"],
+      ["STRIPE_SECRET_KEY", "pk_test_startupErrors", "STRIPE_SECRET_KEY must be a secret or restricted key"],
+      ["STRIPE_WEBHOOK_SECRET", "sk_test_startupErrors", "STRIPE_WEBHOOK_SECRET must be the endpoint's signing secret (whsec_...)"],
+    ];
+    for (const [name, value, message] of settings) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), [name]: value });
+      expect(code, name).toBe(1);
+      expect(stderr, name).toContain(message);
+      expect(stderr, name).not.toContain(value);
+      expect(stderr, name).not.toMatch(STACK_LINE);
+    }
+  }, 120_000);
 });

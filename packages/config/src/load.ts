@@ -61,9 +61,11 @@ const envSchema = z.object({
   GITHUB_AUTHORIZE_URL: httpUrl("GITHUB_AUTHORIZE_URL", "https://github.com/login/oauth/authorize").default("https://github.com/login/oauth/authorize"),
   GITHUB_TOKEN_URL: httpUrl("GITHUB_TOKEN_URL", "https://github.com/login/oauth/access_token").default("https://github.com/login/oauth/access_token"),
   GITHUB_API_URL: httpUrl("GITHUB_API_URL", "https://api.github.com").default("https://api.github.com"),
-  STRIPE_SECRET_KEY: z.string().optional(),
-  STRIPE_PUBLISHABLE_KEY: z.string().default(""),
-  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  // Stripe's keys by their prefixes: swapped keys started, and the publishable key is sent to every browser
+  // (GET /api/billing/config), so a secret key put there was given away; a publishable one as the secret failed every call
+  STRIPE_SECRET_KEY: z.string().regex(/^(?:sk|rk)_/, "STRIPE_SECRET_KEY must be a secret or restricted key (sk_... or rk_...)").optional(),
+  STRIPE_PUBLISHABLE_KEY: z.string().regex(/^(?:$|pk_)/, "STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_...), never the secret one").default(""),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_/, "STRIPE_WEBHOOK_SECRET must be the endpoint's signing secret (whsec_...)").optional(),
   STRIPE_API_BASE: httpUrl("STRIPE_API_BASE", "http://127.0.0.1:12111").optional(),
   TEXTA_BASE_URL: upstreamUrl("TEXTA_BASE_URL"), TEXTA_API_KEY: z.string().optional(),
   TEXTB_BASE_URL: upstreamUrl("TEXTB_BASE_URL"), TEXTB_API_KEY: z.string().optional(),
