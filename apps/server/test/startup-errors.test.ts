@@ -1,7 +1,7 @@
 // A setting the server cannot start with stops `npm start` with a message naming it and exit code 1, no stack trace
 // (docs/configuration.md), also when the setting only fails once it is used (a port taken, a missing binary).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -131,4 +131,16 @@ describe("start-up errors", () => {
       expect(stderr, name).not.toMatch(STACK_LINE);
     }
   }, 120_000);
+
+  it("a CONFIG_FILE limit whose name is no limit (\"loginIP\"): exit 1 naming it, no stack trace", async () => {
+    // it was kept and never read: the server started with loginIp at its default
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-start-")), "config.json");
+    dataDirs.push(path.dirname(file));
+    writeFileSync(file, JSON.stringify({ limits: { loginIP: { points: 3, duration: 60 } } }));
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), CONFIG_FILE: file });
+    expect(code).toBe(1);
+    expect(stderr).toContain("Unrecognized key: \"loginIP\"");
+    expect(stderr).toContain("at limits");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
 });

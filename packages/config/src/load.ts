@@ -116,7 +116,8 @@ const fileSchema = z.object({
   models: z.array(modelEntry).optional(),
   plans: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
   creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })).optional(),
-  limits: z.record(z.string(), limitRule).optional(),
+  // a name that is no limit ("loginIP") was kept and never read: the limit the operator meant stayed at its default
+  limits: z.partialRecord(z.enum(Object.keys(DEFAULT_LIMITS) as [LimitName, ...LimitName[]]), limitRule).optional(),
 }).strict();
 
 export class ConfigError extends Error {}
