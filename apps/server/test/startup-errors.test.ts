@@ -143,4 +143,16 @@ describe("start-up errors", () => {
     expect(stderr).toContain("at limits");
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
+
+  it("a CONFIG_FILE credit package whose total is not amount + bonus: exit 1 naming it, no stack trace", async () => {
+    // it started: GET /api/billing/config showed total 10 for a package whose purchase granted 10 + 1
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-start-")), "config.json");
+    dataDirs.push(path.dirname(file));
+    writeFileSync(file, JSON.stringify({ creditPackages: [{ amount: 10, bonus: 0, total: 10 }, { amount: 50, bonus: 5, total: 50 }] }));
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), CONFIG_FILE: file });
+    expect(code).toBe(1);
+    expect(stderr).toContain("total must be amount + bonus");
+    expect(stderr).toContain("at creditPackages[1].total");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
 });

@@ -115,7 +115,9 @@ const modelEntry = z.looseObject({ id: z.string().min(1), versions: modelVersion
 const fileSchema = z.object({
   models: z.array(modelEntry).optional(),
   plans: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
-  creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })).optional(),
+  // a purchase grants amount + bonus (the bonus its own ledger entry); `total` is only shown, so it must say that sum
+  creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })
+    .refine((p) => Math.abs(p.amount + p.bonus - p.total) < 1e-9, { message: "total must be amount + bonus, what a purchase of amount grants", path: ["total"] })).optional(),
   // a name that is no limit ("loginIP") was kept and never read: the limit the operator meant stayed at its default
   limits: z.partialRecord(z.enum(Object.keys(DEFAULT_LIMITS) as [LimitName, ...LimitName[]]), limitRule).optional(),
 }).strict();
