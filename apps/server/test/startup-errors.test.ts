@@ -155,4 +155,12 @@ describe("start-up errors", () => {
     expect(stderr).toContain("at creditPackages[1].total");
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
+
+  it("PORT=0 without PUBLIC_URL: exit 1 naming both, no stack trace", async () => {
+    // it started on a free port with PUBLIC_URL http://localhost:0: verification links and every signed-in POST failed
+    const { code, stderr } = await startExpectingExit({ PORT: "0" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("PORT=0 (a free port picked at start) needs PUBLIC_URL");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
 });

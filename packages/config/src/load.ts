@@ -232,6 +232,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!parsed.success) throw new ConfigError(`Invalid environment: ${z.prettifyError(parsed.error)}`);
   const e = parsed.data;
   const file = readConfigFile(e.CONFIG_FILE);
+  // the default PUBLIC_URL names PORT: with 0 (a free port picked at listen) links and the CSRF origin were localhost:0
+  if (e.PORT === 0 && e.PUBLIC_URL === undefined) {
+    throw new ConfigError("PORT=0 (a free port picked at start) needs PUBLIC_URL: mailed links and the CSRF origin check name the gateway's address");
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   checkDataDir(dataDir);
   let sessionSecret = e.SESSION_SECRET;
