@@ -82,6 +82,7 @@ const envSchema = z.object({
   PASSWORD_MIN_LENGTH: envNumber((n) => n.int().min(8)).default(8),
   JSON_BODY_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(1024 * 1024),
   AUDIO_UPLOAD_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(25 * 1024 * 1024),
+  BODY_IDLE_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(30_000),
   // gateway: optional upstream moderation, usage write batching, idempotency replay window
   MODERATION_UPSTREAM_URL: upstreamUrl("MODERATION_UPSTREAM_URL"),
   MODERATION_UPSTREAM_API_KEY: z.string().optional(),
@@ -292,6 +293,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     passwordMinLength: e.PASSWORD_MIN_LENGTH,
     jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
     audioUploadLimitBytes: e.AUDIO_UPLOAD_LIMIT_BYTES,
+    bodyIdleTimeoutMs: e.BODY_IDLE_TIMEOUT_MS,
     gateway: {
       moderationUpstream: e.MODERATION_UPSTREAM_URL
         ? { url: e.MODERATION_UPSTREAM_URL, apiKey: e.MODERATION_UPSTREAM_API_KEY, timeoutMs: e.MODERATION_UPSTREAM_TIMEOUT_MS }

@@ -49,6 +49,8 @@ export interface Config {
   /** a body larger than this gets 413 */
   jsonBodyLimitBytes: number;
   audioUploadLimitBytes: number;
+  /** a gateway request body that sends nothing for this long gets 408 (its concurrency slot is freed) */
+  bodyIdleTimeoutMs: number;
   gateway: {
     /** optional OpenAI-compatible moderation endpoint consulted after the local image policy */
     moderationUpstream?: { url: string; apiKey?: string; timeoutMs: number };

@@ -6,14 +6,51 @@ import { isPlainJson, jsonParser } from "../../http/json-body";
 const unsupportedMedia = (allowed: string) =>
   new AppError("unsupported_media_type", `Unsupported Content-Type: send ${allowed}.`);
 
+const durationText = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+
+/**
+ * Bounds the gaps in a body being read by `read`: a client that sends its headers and then stalls the body would
+ * keep the request, and the account's concurrency slot taken before the body is read, until Node's 300 s request
+ * timeout (every other request of the account 429 meanwhile). After `idleMs` without a byte the request ends with
+ * 408 `request_timeout` and the connection is closed, the rest of the body unread. Only the reading is timed: once
+ * the body is in, the upstream call waits as long as it does.
+ */
+export function bodyIdleTimeout(idleMs: number, read: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    if (req.complete) {
+      read(req, res, next);
+      return;
+    }
+    let settled = false;
+    const onData = () => timer.refresh();
+    const done = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.removeListener("data", onData);
+      next(err);
+    };
+    const timer = setTimeout(() => {
+      res.setHeader("Connection", "close");
+      done(new AppError("request_timeout", `The request body was not received in time: nothing arrived for ${durationText(idleMs)}.`));
+    }, idleMs);
+    req.on("data", onData);
+    try {
+      read(req, res, done);
+    } catch (err) {
+      done(err);
+    }
+  };
+}
+
 /** JSON bodies up to the configured limit (413 above it); anything but JSON is 415. */
-export function jsonBody(limitBytes: number): RequestHandler[] {
+export function jsonBody(limitBytes: number, idleMs: number): RequestHandler[] {
   return [
     (req, _res, next) => {
       if (!isPlainJson(req.headers["content-type"]) && !req.is("application/json")) throw unsupportedMedia("application/json");
       next();
     },
-    jsonParser(limitBytes),
+    bodyIdleTimeout(idleMs, jsonParser(limitBytes)),
   ];
 }
 
@@ -68,14 +105,14 @@ function audioAsFieldError(body: unknown): AppError | undefined {
 }
 
 /** The task endpoint takes JSON, or multipart/form-data with one `audio` file (SPEC 4.1). */
-export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number): RequestHandler[] {
+export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number, idleMs: number): RequestHandler[] {
   const upload = multer({
     storage: multer.memoryStorage(),
     limits: { fileSize: audioLimitBytes, files: 1, fields: 32, fieldSize: jsonLimitBytes, parts: 40 },
   }).single("audio");
   const json = jsonParser(jsonLimitBytes);
   return [
-    (req, res, next) => {
+    bodyIdleTimeout(idleMs, (req, res, next) => {
       if (req.is("multipart/form-data")) {
         upload(req, res, (err: unknown) => next(err === undefined ? audioAsFieldError(req.body) ?? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
         return;
@@ -85,6 +122,6 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
         return;
       }
       throw unsupportedMedia("application/json or multipart/form-data");
-    },
+    }),
   ];
 }
