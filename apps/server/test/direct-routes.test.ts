@@ -79,6 +79,11 @@ describe("direct routes answer exactly as the Express router does", () => {
     { name: "over 1 MB chunked", headers: () => json(), body: JSON.stringify({ model: "textA-4", pad: "x".repeat(1_100_000) }), chunked: true, status: 413, code: "payload_too_large" },
     { name: "text/plain", headers: () => json({ "content-type": "text/plain" }), body: valid, status: 415, code: "unsupported_media_type" },
     { name: "a latin1 charset (read by body-parser)", headers: () => json({ "content-type": "application/json; charset=latin1" }), body: valid, status: 400, code: "invalid_parameter" },
+    // JSON between systems is UTF-8 (RFC 8259 8.1): a UTF-16 body is refused as latin1 is, whatever its text (it was read
+    // when its text was ASCII, whose UTF-16 bytes pass as UTF-8, and refused as "not valid UTF-8" otherwise)
+    { name: "a UTF-16 charset, ASCII text", headers: () => json({ "content-type": "application/json; charset=utf-16le" }), body: Buffer.from(valid, "utf16le"), status: 400, code: "invalid_parameter" },
+    { name: "a UTF-16 charset with its BOM", headers: () => json({ "content-type": "application/json; charset=utf-16" }), body: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(valid, "utf16le")]), status: 400, code: "invalid_parameter" },
+    { name: "a UTF-32 charset, gzip", headers: () => json({ "content-type": "application/json; charset=\"UTF-32\"", "content-encoding": "gzip" }), body: gzipSync(Buffer.from(valid, "utf16le")), status: 400, code: "invalid_parameter" },
     { name: "no key", headers: () => ({ "content-type": "application/json" }), body: valid, status: 401, code: "invalid_api_key" },
     { name: "a missing model", headers: () => json(), body: JSON.stringify({ messages: [] }), status: 400, code: "missing_required_parameter" },
   ];

@@ -138,10 +138,27 @@ function parseStrict(text: string): unknown {
   return JSON.parse(text) as unknown;
 }
 
-/** The one JSON body parser of the app: strict (objects and arrays only), size-limited, UTF-8 and depth checked. */
+/** The `charset` parameter of a Content-Type, lower case and unquoted; undefined without one. */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? "");
+  return match ? (match[1] ?? match[2] ?? "").toLowerCase() : undefined;
+}
+
+/**
+ * The one JSON body parser of the app: strict (objects and arrays only), size-limited, UTF-8 and depth checked.
+ * JSON between systems is UTF-8 (RFC 8259 8.1), and the checks above read the raw bytes as UTF-8: a body declared
+ * in another charset (body-parser would decode UTF-16 and UTF-32) is refused as an unsupported one, unread; other
+ * types pass to body-parser, which leaves them alone.
+ */
 export function jsonParser(limitBytes: number): RequestHandler {
   const general = express.json({ limit: limitBytes, strict: true, verify: checkRawJson });
   return (req, res, next) => {
-    if (!readPlainJson(req, limitBytes, next)) general(req, res, next);
+    if (readPlainJson(req, limitBytes, next)) return;
+    const charset = charsetOf(req.headers["content-type"]);
+    if (charset !== undefined && charset !== "utf-8" && req.is("application/json")) {
+      next(bodyError("charset.unsupported", `unsupported charset "${charset.toUpperCase()}"`, 415));
+      return;
+    }
+    general(req, res, next);
   };
 }
