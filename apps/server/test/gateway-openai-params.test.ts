@@ -313,11 +313,33 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
       [Array.from({ length: 2049 }, () => "a"), "input"],
       [Array.from({ length: 2049 }, () => [1]), "input"],
       [Array.from({ length: 8192 }, () => 1), "input"],
-      [[Array.from({ length: 8192 }, () => 1)], "input"],
+      [[Array.from({ length: 8192 }, () => 1)], "input[0]"],
     ];
     for (const [input, param] of cases) {
       const message = await expectRefused(await post("/v1/embeddings", { model: "text-embedding-ada-002", input }), param);
       expect(message).not.toMatch(/\n|zod|Error:/);
+    }
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
+  });
+
+  it("embeddings: an input of an array that is over the context window is named by its index, without an upstream call or charge", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const tooLong = "word ".repeat(9000);
+    const refused = (param: string) => ({ error: {
+      message: `Invalid parameter '${param}': an input exceeds the 8191-token limit of 'text-embedding-ada-002'.`, type: "invalid_request_error", code: "invalid_parameter",
+    } });
+    const cases: Array<[unknown, string]> = [
+      [tooLong, "input"],
+      [["short", tooLong, "short"], "input[1]"],
+      [[[1, 2], Array.from({ length: 8192 }, () => 5)], "input[1]"],
+      // one array of token ids is one input
+      [Array.from({ length: 8192 }, () => 5), "input"],
+    ];
+    for (const [input, param] of cases) {
+      const res = await post("/v1/embeddings", { model: "text-embedding-ada-002", input });
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual(refused(param));
     }
     expect(h.fakes.textA.requests).toHaveLength(0);
     expect(await balanceMicros(h.server, h.user.userId)).toBe(before);

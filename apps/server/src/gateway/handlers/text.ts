@@ -125,18 +125,18 @@ export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: Comple
 export async function runEmbeddings(
   deps: GatewayDeps,
   meta: RequestMeta,
-  call: { model: ModelDefinition; input: EmbeddingInput; passthrough?: Record<string, unknown> },
+  call: { model: ModelDefinition; input: EmbeddingInput; passthrough?: Record<string, unknown>; itemized?: boolean },
 ): Promise<{ vectors: number[][]; promptTokens: number; cost: number }> {
   // Token arrays are counted exactly; a text gets one token of slack for the tokenizer's differences from the upstream's.
   let counted = 0;
-  let longest = 0;
-  for (const item of call.input) {
+  for (const [index, item] of call.input.entries()) {
     const tokens = typeof item === "string" ? deps.providers.countTokens(item) : item.length;
     counted += typeof item === "string" ? tokens + 1 : tokens;
-    longest = Math.max(longest, tokens);
-  }
-  if (call.model.contextWindow !== undefined && longest > call.model.contextWindow) {
-    throw invalidParameter("input", `an input exceeds the ${call.model.contextWindow}-token limit of '${call.model.id}'`);
+    if (call.model.contextWindow !== undefined && tokens > call.model.contextWindow) {
+      // an item of an array is named, so a client sending many inputs knows which one to shorten
+      const param = call.itemized ? `input[${index}]` : "input";
+      throw invalidParameter(param, `an input exceeds the ${call.model.contextWindow}-token limit of '${call.model.id}'`);
+    }
   }
   const worstCase = textCost(call.model, { promptTokens: counted, completionTokens: 0 });
   const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({

@@ -103,7 +103,9 @@ export function embeddings(deps: GatewayDeps) {
     const body = parseOrThrow(embeddingBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
-    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input: body.input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS) });
+    // an array of strings or token arrays is a list of inputs (one array of token ids is a single input)
+    const itemized = Array.isArray(raw.input) && typeof raw.input[0] !== "number";
+    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input: body.input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS), itemized });
     const base64 = body.encoding_format === "base64";
     setCostHeader(res, cost);
     res.json({
