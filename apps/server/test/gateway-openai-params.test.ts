@@ -271,6 +271,23 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(h.fakes.textA.requests).toHaveLength(0);
   });
 
+  it("completions: max_tokens up to the context window less the prompt's tokens is accepted, streamed or not (the completions API has no chat framing)", async () => {
+    // "hi" is one token: 1 + 4096 fills text-davinci-003's 4097-token window exactly, as at OpenAI
+    for (const stream of [false, true]) {
+      h.fakes.clearAll();
+      const res = await post("/v1/completions", { model: "text-davinci-003", prompt: "hi", max_tokens: 4096, stream });
+      expect(res.status).toBe(200);
+      await res.text();
+      expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ prompt: "hi", max_tokens: 4096 });
+    }
+    const over = await post("/v1/completions", { model: "text-davinci-003", prompt: "hi", max_tokens: 4097 });
+    expect(over.status).toBe(400);
+    expect(await readJson(over)).toEqual({ error: {
+      message: "Invalid parameter 'max_tokens': prompt (about 1 tokens) plus max_tokens exceeds the 4097-token context window of 'text-davinci-003'.",
+      type: "invalid_request_error", code: "invalid_parameter",
+    } });
+  });
+
   it("embeddings: input as a string, strings, token ids or token arrays; token inputs reach the upstream as ids and are charged by their count", async () => {
     const cases: Array<[unknown, unknown, Array<string | number[]>, number]> = [
       ["one two", ["one two"], ["one two"], 2],

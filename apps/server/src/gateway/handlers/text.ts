@@ -64,11 +64,12 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
   deps: GatewayDeps,
   meta: RequestMeta,
   model: ModelDefinition,
-  budget: { promptTokens: number; maxTokens?: number; maxTokensParam?: string; promptParam?: string; candidates?: number },
+  budget: { promptTokens: number; windowTokens?: number; maxTokens?: number; maxTokensParam?: string; promptParam?: string; candidates?: number },
   call: () => Promise<R>,
   outputText: (result: R) => string,
 ): Promise<{ result: R; cost: number }> {
-  const completionTokens = completionBudget(model, budget.promptTokens, budget.maxTokens, budget.maxTokensParam, budget.promptParam) * (budget.candidates ?? 1);
+  const windowTokens = budget.windowTokens ?? budget.promptTokens;
+  const completionTokens = completionBudget(model, windowTokens, budget.maxTokens, budget.maxTokensParam, budget.promptParam) * (budget.candidates ?? 1);
   const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
   return billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage), (r) => ({
     model: model.id, type: "text",
@@ -108,7 +109,10 @@ export interface CompletionCall {
   passthrough?: Record<string, unknown>;
 }
 
-/** A completions prompt as the hold sizes it: its tokens and the reply's framing, as slack. */
+/**
+ * A completions prompt as the hold sizes it: its tokens and the reply's framing, as slack. The context window is
+ * checked against the tokens alone: the completions API has no framing, so `max_tokens` = window - prompt fits there.
+ */
 export const completionPromptTokens = (deps: GatewayDeps, prompt: string): number => deps.providers.countTokens(prompt) + TOKENS_PER_REPLY;
 
 export function completionRequest(call: CompletionCall, meta: RequestMeta): CompletionRequest {
@@ -117,9 +121,10 @@ export function completionRequest(call: CompletionCall, meta: RequestMeta): Comp
 
 export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: CompletionCall): Promise<{ result: CompletionResult; cost: number }> {
   const promptTokens = completionPromptTokens(deps, call.prompt);
+  const windowTokens = deps.providers.countTokens(call.prompt);
   const request = completionRequest(call, meta);
   // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion(request), (r) => r.text);
+  return billedText(deps, meta, call.model, { promptTokens, windowTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion(request), (r) => r.text);
 }
 
 export async function runEmbeddings(
