@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_MODELS } from "@gw/config";
 import { freePort } from "@gw/db";
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/main.js");
@@ -155,6 +156,39 @@ describe("start-up errors", () => {
     expect(stderr).toContain("at creditPackages[1].total");
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
+
+  it("a CONFIG_FILE model entry without prices, with prices in dollars, a misspelt field, a wrong type or a taken id: exit 1 naming it, no stack trace", async () => {
+    // all started: no pricing answered 500 to every GET /v1/models, dollars (0.001) charged a thousandth of the price,
+    // "inputPer1K" made the input free, and a second "textA-4" was listed but never reached
+    const dir = mkdtempSync(path.join(os.tmpdir(), "gw-start-"));
+    dataDirs.push(dir);
+    const textA4 = DEFAULT_MODELS[0];
+    if (textA4?.id !== "textA-4") throw new Error("textA-4 is not the first default model");
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ ...textA4, pricing: undefined }, "expected object, received undefined", "at models[0].pricing"],
+      [{ ...textA4, pricing: { inputPer1k: 0.001, outputPer1k: 0.002 } }, "must be whole micro-dollars (1 USD = 1000000)", "at models[0].pricing.inputPer1k"],
+      [{ ...textA4, pricing: { inputPer1K: 1000, outputPer1k: 2000 } }, "Unrecognized key: \"inputPer1K\"", "at models[0].pricing"],
+      [{ ...textA4, pricing: { inputPer1k: -1000, outputPer1k: 2000 } }, "expected number to be >=0", "at models[0].pricing.inputPer1k"],
+      [{ ...textA4, type: "Text" }, "Invalid option", "at models[0].type"],
+      [{ ...textA4, protocol: "flux" }, "this protocol cannot serve a model of this type", "at models[0].protocol"],
+      [{ ...textA4, contextWindow: -1 }, "expected number to be >0", "at models[0].contextWindow"],
+    ];
+    for (const [entry, rule, at] of cases) {
+      const file = path.join(dir, "config.json");
+      writeFileSync(file, JSON.stringify({ models: [entry, ...DEFAULT_MODELS.slice(1)] }));
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), CONFIG_FILE: file });
+      expect(code, rule).toBe(1);
+      expect(stderr, rule).toContain(rule);
+      expect(stderr, rule).toContain(at);
+      expect(stderr, rule).not.toMatch(STACK_LINE);
+    }
+    const file = path.join(dir, "config.json");
+    writeFileSync(file, JSON.stringify({ models: [...DEFAULT_MODELS, textA4] }));
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), CONFIG_FILE: file });
+    expect(code).toBe(1);
+    expect(stderr).toContain("the id \"textA-4\" is already taken by an earlier entry");
+    expect(stderr).toContain(`at models[${DEFAULT_MODELS.length}].id`);
+  }, 120_000);
 
   it("PORT=0 without PUBLIC_URL: exit 1 naming both, no stack trace", async () => {
     // it started on a free port with PUBLIC_URL http://localhost:0: verification links and every signed-in POST failed

@@ -5,7 +5,7 @@ import path from "node:path";
 import { z } from "zod";
 import {
   DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID,
-  type LimitName, type LimitRule, type ModelDefinition, type PlanDefinition,
+  type LimitName, type LimitRule, type ModelType, type PlanDefinition, type Protocol,
 } from "./defaults";
 import type { Config } from "./schema";
 
@@ -107,14 +107,53 @@ const modelVersions = z.record(z.string(), z.string().min(1, "the upstream model
     }
   });
 
-const modelEntry = z.looseObject({ id: z.string().min(1), versions: modelVersions.optional() })
+/** Prices are integer micro-dollars (1 USD = 1,000,000): dollars written here (0.001) charged about nothing. */
+const micros = z.number().int("must be whole micro-dollars (1 USD = 1000000)").min(0);
+const modelPricing = z.strictObject({
+  inputPer1k: micros.optional(), outputPer1k: micros.optional(), imageStandard: micros.optional(),
+  imageHighRes: micros.optional(), per1kChars: micros.optional(), perMinute: micros.optional(),
+});
+
+/** The adapters a model of each type can be served by. */
+const PROTOCOLS_OF_TYPE: Record<ModelType, Protocol[]> = {
+  text: ["openai", "anthropic"], embedding: ["openai"], image: ["flux", "openai-images"], speech: ["elevenlabs"],
+};
+
+/**
+ * One catalog entry, checked field by field: a missing or misspelt field was kept as it was and read only by a
+ * request (no pricing: GET /v1/models answered 500 for every model; "inputPer1K": the input was free).
+ */
+const modelEntry = z.strictObject({
+  id: z.string().min(1),
+  type: z.enum(["text", "embedding", "image", "speech"]),
+  provider: z.enum(["textA", "textB", "textC", "imageA", "imageB", "speech"]),
+  protocol: z.enum(["openai", "anthropic", "flux", "elevenlabs", "openai-images"]),
+  upstreamModel: z.string().min(1).optional(),
+  versions: modelVersions.optional(),
+  contextWindow: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  pricing: modelPricing,
+  ownedBy: z.string().min(1),
+})
   .refine((m) => m.versions === undefined || m.id === IMAGE_A_MODEL_ID, {
     message: `versions are read only for the ${IMAGE_A_MODEL_ID} model (image endpoint A)`, path: ["versions"],
+  })
+  .refine((m) => PROTOCOLS_OF_TYPE[m.type].includes(m.protocol), {
+    message: "this protocol cannot serve a model of this type", path: ["protocol"],
   });
+
+/** Model ids are what clients send: a second entry with the same id was listed but never reached. */
+const modelEntries = z.array(modelEntry).superRefine((models, ctx) => {
+  const seen = new Set<string>();
+  models.forEach((m, i) => {
+    if (seen.has(m.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `the id ${JSON.stringify(m.id)} is already taken by an earlier entry` });
+    seen.add(m.id);
+  });
+});
 
 /** Shape of CONFIG_FILE (JSON); every key optional, replaces the default wholesale. */
 const fileSchema = z.object({
-  models: z.array(modelEntry).optional(),
+  models: modelEntries.optional(),
   plans: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
   // a purchase grants amount + bonus (the bonus its own ledger entry); `total` is only shown, so it must say that sum
   creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })
@@ -286,7 +325,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
     },
     holdTtlSeconds: e.HOLD_TTL_SECONDS,
-    models: (file.models as ModelDefinition[] | undefined) ?? DEFAULT_MODELS,
+    models: file.models ?? DEFAULT_MODELS,
     plans: (file.plans as PlanDefinition[] | undefined) ?? DEFAULT_PLANS,
     creditPackages: file.creditPackages ?? DEFAULT_CREDIT_PACKAGES,
     limits: limitsFromEnv(env, { ...DEFAULT_LIMITS, ...(file.limits as Partial<Record<LimitName, LimitRule>> | undefined) }),
