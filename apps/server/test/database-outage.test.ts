@@ -117,6 +117,30 @@ describe("the database unreachable for a while", () => {
     expect(await statusOnceServing(() => fetch(`${server.url}/api/usage`, { headers }), Date.now() + 20_000)).toBe(200);
   }, 60_000);
 
+  it("the dashboard's tRPC calls are 503 with Retry-After: 5 too, batched or not, the spec error in error.data.error", async () => {
+    const user = await verifiedUser(server);
+    const headers = { cookie: user.cookie };
+    expect((await fetch(`${server.url}/api/trpc/keys.list`, { headers })).status).toBe(200);
+
+    await mongo.stop();
+    try {
+      const [single, batch] = await Promise.all([
+        fetch(`${server.url}/api/trpc/keys.list`, { headers }),
+        fetch(`${server.url}/api/trpc/keys.list,billing.credits?batch=1&input=%7B%7D`, { headers }),
+      ]);
+      for (const res of [single, batch]) {
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("5");
+      }
+      expect(await single.json()).toMatchObject({
+        error: { data: { httpStatus: 503, path: "keys.list", error: { message: expect.stringContaining("database is unreachable"), type: "api_error", code: "service_unavailable" } } },
+      });
+    } finally {
+      mongo = await startFerretdb({ dir, port });
+    }
+    expect(await statusOnceServing(() => fetch(`${server.url}/api/trpc/keys.list`, { headers }), Date.now() + 20_000)).toBe(200);
+  }, 60_000);
+
   it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), GET /api/status too, and serves again once it resumes", async () => {
     const { user, chat } = await fundedUserWithChat("hang");
     expect((await chat()).status).toBe(200);

@@ -13,7 +13,11 @@ export function trpcEndpoint(app: AppContext): RequestHandler {
     maxBodySize: app.config.jsonBodyLimitBytes,
     responseMeta: ({ errors }) => {
       const first = errors[0];
-      return first ? { status: toApiError(first).status } : {};
+      if (!first) return {};
+      // a 503 of a database outage says when to try again, as on the REST routes
+      const error = toApiError(first);
+      const retryAfter = error.extras.retryAfterSeconds;
+      return retryAfter === undefined ? { status: error.status } : { status: error.status, headers: { "retry-after": String(retryAfter) } };
     },
     onError: ({ error, path }) => {
       if (toApiError(error).code === "internal_error") app.logger.error({ err: error.cause ?? error, path }, "unhandled error in tRPC procedure");
