@@ -141,6 +141,44 @@ describe("the database unreachable for a while", () => {
     expect(await statusOnceServing(() => fetch(`${server.url}/api/trpc/keys.list`, { headers }), Date.now() + 20_000)).toBe(200);
   }, 60_000);
 
+  it("an Idempotency-Key answer the database could not store while it was down is stored once it is back: a retry replays it, not 409 'still in progress'", async () => {
+    const user = await verifiedUser(server);
+    const created = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "idem" } });
+    await ledger.credit(user.id, 1_000_000, { kind: "adjustment", idempotencyKey: newId("outage") });
+    const chat = () => fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${created.body.key as string}`, "content-type": "application/json", "idempotency-key": "outage-1" },
+      body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "hello" }], max_tokens: 20 }),
+    });
+    expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key as string}` } })).status).toBe(200);
+    // the record is taken before the upstream call; the database goes away while the upstream answers
+    fakes.textA.failNext(1, { kind: "delay", ms: 3_000 }, { path: "/v1/chat/completions" });
+    const first = chat();
+    await new Promise((r) => setTimeout(r, 1_000));
+    // gone at once (a graceful stop keeps answering for seconds), and still gone when the answer is ready to store
+    const pid = mongo.pid;
+    if (pid === undefined) throw new Error("FerretDB has no pid");
+    process.kill(pid, "SIGKILL");
+    await mongo.stop();
+    let answer: Response;
+    try {
+      answer = await first;
+    } finally {
+      mongo = await startFerretdb({ dir, port });
+    }
+    expect(answer.status).toBe(200);
+    const body = await answer.json() as { id: string };
+    let retry = await chat();
+    const deadline = Date.now() + 20_000;
+    while (retry.status === 409 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      retry = await chat();
+    }
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(((await retry.json()) as { id: string }).id).toBe(body.id);
+  }, 90_000);
+
   it("answers 503 within seconds when the database hangs (accepts connections, answers nothing), GET /api/status too, and serves again once it resumes", async () => {
     const { user, chat } = await fundedUserWithChat("hang");
     expect((await chat()).status).toBe(200);

@@ -1,4 +1,4 @@
-import type { Database } from "@gw/db";
+import { databaseOutage, type Database } from "@gw/db";
 import { Schema, type Model } from "mongoose";
 
 interface IdempotencyDoc {
@@ -157,6 +157,22 @@ export class IdempotencyStore {
       // an expired record's removal names its createdAt, so it cannot remove the record once refreshed
       void this.model.updateOne({ _id: id, state: "pending" }, { $set: { createdAt: new Date(now) } }).catch(() => undefined);
     };
+  }
+
+  /**
+   * Makes a write of a record (`complete`, `abandon`) that failed because the database was out of reach once it is
+   * back: tried again every `retryMs` while the record's pending TTL runs. Without it the pending record would stand
+   * until that TTL, and every retry with the key would get 409 "still in progress" for a request long answered.
+   */
+  retryWhenReachable(write: () => Promise<void>, onError: (err: unknown) => void, retryMs = 1_000): void {
+    const giveUpAt = this.opts.now() + this.opts.pendingTtlMs;
+    const attempt = (): void => {
+      write().catch((err: unknown) => {
+        if (!databaseOutage(err) || this.opts.now() + retryMs >= giveUpAt) return onError(err);
+        setTimeout(attempt, retryMs).unref();
+      });
+    };
+    setTimeout(attempt, retryMs).unref();
   }
 
   async abandon(id: string): Promise<void> {

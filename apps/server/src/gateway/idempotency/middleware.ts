@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
+import { databaseOutage } from "@gw/db";
 import { AppError } from "@gw/shared";
 import type { Logger } from "pino";
 import { principalOf } from "../http/auth";
@@ -117,11 +118,20 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
     const abandon = async (): Promise<void> => {
       if (settled) return;
       settled = true;
-      await store.abandon(id).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency abandon failed"));
+      await store.abandon(id).catch((err: unknown) => {
+        const failed = (e: unknown) => logger.warn({ err: (e as Error).message }, "idempotency abandon failed");
+        if (databaseOutage(err)) store.retryWhenReachable(() => store.abandon(id), failed);
+        else failed(err);
+      });
     };
     const complete = async (answer: StoredAnswer): Promise<void> => {
       settled = true;
-      await store.complete(id, answer).catch((err: unknown) => logger.warn({ err: (err as Error).message }, "idempotency store failed"));
+      await store.complete(id, answer).catch((err: unknown) => {
+        const failed = (e: unknown) => logger.warn({ err: (e as Error).message }, "idempotency store failed");
+        // the answer is sent now; it is stored once the database is back, so that a retry then replays it
+        if (databaseOutage(err)) store.retryWhenReachable(() => store.complete(id, answer), failed);
+        else failed(err);
+      });
     };
     const send = res.json.bind(res);
     // The answer is stored before it is sent, so a client retrying right after it arrives gets the replay; a failure
