@@ -110,18 +110,21 @@ export interface CompletionCall {
 }
 
 /**
- * A completions prompt as the hold sizes it: its tokens and the reply's framing, as slack. The context window is
- * checked against the tokens alone: the completions API has no framing, so `max_tokens` = window - prompt fits there.
+ * A completions prompt, tokenized once (it may be a megabyte): `tokens` alone for the context window (the completions
+ * API has no framing, so `max_tokens` = window - prompt fits there) and a cut stream's charge; `held`, with the reply's
+ * framing as slack, for the hold.
  */
-export const completionPromptTokens = (deps: GatewayDeps, prompt: string): number => deps.providers.countTokens(prompt) + TOKENS_PER_REPLY;
+export function completionPromptTokens(deps: Pick<GatewayDeps, "providers">, prompt: string): { tokens: number; held: number } {
+  const tokens = deps.providers.countTokens(prompt);
+  return { tokens, held: tokens + TOKENS_PER_REPLY };
+}
 
 export function completionRequest(call: CompletionCall, meta: RequestMeta): CompletionRequest {
   return { model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal };
 }
 
 export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: CompletionCall): Promise<{ result: CompletionResult; cost: number }> {
-  const promptTokens = completionPromptTokens(deps, call.prompt);
-  const windowTokens = deps.providers.countTokens(call.prompt);
+  const { tokens: windowTokens, held: promptTokens } = completionPromptTokens(deps, call.prompt);
   const request = completionRequest(call, meta);
   // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
   return billedText(deps, meta, call.model, { promptTokens, windowTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion(request), (r) => r.text);
