@@ -1,4 +1,4 @@
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 import multer from "multer";
 import { AppError, invalidParameter } from "@gw/shared";
 import { isPlainJson, jsonParser } from "../../http/json-body";
@@ -7,6 +7,12 @@ const unsupportedMedia = (allowed: string) =>
   new AppError("unsupported_media_type", `Unsupported Content-Type: send ${allowed}.`);
 
 const durationText = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+
+/** Has a `Content-Length` body arrived whole, waiting in the request's buffer to be read? */
+function bodyArrived(req: Request): boolean {
+  const declared = req.headers["content-length"];
+  return declared !== undefined && req.readableLength >= Number(declared);
+}
 
 /**
  * Bounds the gaps in a body being read by `read`: a client that sends its headers and then stalls the body would
@@ -17,7 +23,9 @@ const durationText = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms
  */
 export function bodyIdleTimeout(idleMs: number, read: RequestHandler): RequestHandler {
   return (req, res, next) => {
-    if (req.complete) {
+    // Usually the whole body is in by now (it came with the headers, or while the key was checked): nothing can stall,
+    // so no timer or listener is spent on it.
+    if (req.complete || bodyArrived(req)) {
       read(req, res, next);
       return;
     }
