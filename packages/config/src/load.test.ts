@@ -40,6 +40,19 @@ describe("loadConfig: LIMIT_<NAME>", () => {
   });
 });
 
+describe("loadConfig: Stripe keys", () => {
+  it("refuses a key of the wrong kind, naming the variable, and reads an empty one as unset, as before", () => {
+    expect(() => loadConfig({ ...base(), STRIPE_SECRET_KEY: "pk_test_1" })).toThrow(/STRIPE_SECRET_KEY must be a secret or restricted key/);
+    expect(() => loadConfig({ ...base(), STRIPE_WEBHOOK_SECRET: "sk_test_1" })).toThrow(/STRIPE_WEBHOOK_SECRET must be the endpoint's signing secret/);
+    expect(() => loadConfig({ ...base(), STRIPE_PUBLISHABLE_KEY: "sk_test_1" })).toThrow(/STRIPE_PUBLISHABLE_KEY must be a publishable key/);
+    // `STRIPE_SECRET_KEY=` in an env file: billing unconfigured (503), not a start that stops
+    const { stripe } = loadConfig({ ...base(), STRIPE_SECRET_KEY: "", STRIPE_PUBLISHABLE_KEY: "", STRIPE_WEBHOOK_SECRET: "" });
+    expect(stripe.secretKey || undefined).toBeUndefined();
+    expect(stripe.webhookSecret || undefined).toBeUndefined();
+    expect(loadConfig({ ...base(), STRIPE_SECRET_KEY: "rk_live_1", STRIPE_WEBHOOK_SECRET: "whsec_1" }).stripe).toMatchObject({ secretKey: "rk_live_1", webhookSecret: "whsec_1" });
+  });
+});
+
 describe("loadConfig: REDIS_URL", () => {
   it("takes a redis:// or rediss:// URL and refuses anything else naming the variable", () => {
     expect(loadConfig({ ...base(), REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");

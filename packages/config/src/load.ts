@@ -62,10 +62,11 @@ const envSchema = z.object({
   GITHUB_TOKEN_URL: httpUrl("GITHUB_TOKEN_URL", "https://github.com/login/oauth/access_token").default("https://github.com/login/oauth/access_token"),
   GITHUB_API_URL: httpUrl("GITHUB_API_URL", "https://api.github.com").default("https://api.github.com"),
   // Stripe's keys by their prefixes: swapped keys started, and the publishable key is sent to every browser
-  // (GET /api/billing/config), so a secret key put there was given away; a publishable one as the secret failed every call
-  STRIPE_SECRET_KEY: z.string().regex(/^(?:sk|rk)_/, "STRIPE_SECRET_KEY must be a secret or restricted key (sk_... or rk_...)").optional(),
+  // (GET /api/billing/config), so a secret key put there was given away; a publishable one as the secret failed every call.
+  // Empty is no key of the wrong kind: like the publishable key's, it leaves billing (or the webhook) unconfigured, as unset.
+  STRIPE_SECRET_KEY: z.string().regex(/^(?:$|sk_|rk_)/, "STRIPE_SECRET_KEY must be a secret or restricted key (sk_... or rk_...)").optional(),
   STRIPE_PUBLISHABLE_KEY: z.string().regex(/^(?:$|pk_)/, "STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_...), never the secret one").default(""),
-  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_/, "STRIPE_WEBHOOK_SECRET must be the endpoint's signing secret (whsec_...)").optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^(?:$|whsec_)/, "STRIPE_WEBHOOK_SECRET must be the endpoint's signing secret (whsec_...)").optional(),
   STRIPE_API_BASE: httpUrl("STRIPE_API_BASE", "http://127.0.0.1:12111").optional(),
   TEXTA_BASE_URL: upstreamUrl("TEXTA_BASE_URL"), TEXTA_API_KEY: z.string().optional(),
   TEXTB_BASE_URL: upstreamUrl("TEXTB_BASE_URL"), TEXTB_API_KEY: z.string().optional(),
