@@ -1,5 +1,5 @@
-// /v1/completions for a model whose protocol has no completions API (Messages, textB): the prompt is sent as one
-// user message and the answer's text comes back as the completion. Pure transforms.
+// /v1/completions for a model whose upstream has no completions API (Messages, textB; textC's chat-only upstream): the
+// prompt is sent as one user message and the answer's text comes back as the completion. Pure transforms.
 import { invalidParameter } from "@gw/shared";
 import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult } from "./types";
 
