@@ -2,49 +2,25 @@
 // UPSTREAM_TIMEOUT_MS + 60 s so that a crashed instance's slots free themselves; a stream that keeps sending is never
 // cut (docs/api.md), so it runs past that TTL and must keep its slot while it does.
 import type { ChildProcess } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { DEFAULT_PLANS } from "@gw/config";
 import { randomBase62 } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { startRedis } from "./support/redis";
+import { startEndlessChatUpstream, type EndlessUpstream } from "./support/endless-upstream";
 
 const UPSTREAM_TIMEOUT_MS = 2_000;
 const SLOT_TTL_MS = UPSTREAM_TIMEOUT_MS + 60_000;
 
-/** OpenAI chat completions (https://platform.openai.com/docs/api-reference/chat): a stream sends a chunk every 500 ms until the client goes. */
-function startUpstream(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => { raw += c.toString(); });
-    req.on("end", () => {
-      const body = JSON.parse(raw) as { model: string; stream?: boolean };
-      const base = { id: "chatcmpl-long", created: Math.floor(Date.now() / 1000), model: body.model };
-      if (!body.stream) {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }));
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (delta: Record<string, string>) => `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
-      res.write(chunk({ role: "assistant", content: "" }));
-      const timer = setInterval(() => res.write(chunk({ content: "word " })), 500);
-      res.on("close", () => clearInterval(timer));
-    });
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
-}
-
 describe("a stream longer than the Redis slot TTL", () => {
-  let upstream: { url: string; server: Server };
+  let upstream: EndlessUpstream;
   let redis: { url: string; process: ChildProcess };
   let a: TestServer;
   let b: TestServer;
 
   beforeAll(async () => {
-    [upstream, redis] = await Promise.all([startUpstream(), startRedis()]);
+    [upstream, redis] = await Promise.all([startEndlessChatUpstream(500), startRedis()]);
     const databaseName = `t_${randomBase62(12)}`;
     const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, concurrentRequests: 1 } : p));
     const env = { TEXTA_BASE_URL: upstream.url, TEXTA_API_KEY: "sk-test", REDIS_URL: redis.url, UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) };
@@ -53,8 +29,7 @@ describe("a stream longer than the Redis slot TTL", () => {
   });
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
-    upstream?.server.closeAllConnections();
-    upstream?.server.close();
+    upstream?.close();
     redis?.process.kill("SIGTERM");
   });
 

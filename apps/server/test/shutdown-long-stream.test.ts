@@ -1,39 +1,22 @@
 // README: on SIGTERM the requests in flight get up to 20 s to be answered and are charged as usual, and the gateway
 // exits within 30 s in all. A stream that keeps sending outlives the drain: it is cut then and charged for what it
 // produced (CONTRACT 6), and the instance exits, also with MONGODB_URI set (an instance of a multi-instance setup).
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database } from "@gw/db";
 import { createLedger, type Ledger } from "@gw/billing/ledger/index";
 import { dollarsToMicros, newId, randomBase62, systemClock } from "@gw/shared";
 import { call, verifiedUser } from "./auth-helpers";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
-
-/** OpenAI chat completions (https://platform.openai.com/docs/api-reference/chat) streamed one chunk every 200 ms, without end. */
-function startEndlessUpstream(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (delta: Record<string, string>) =>
-        `data: ${JSON.stringify({ id: "chatcmpl-endless", object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "textA-4", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
-      res.write(chunk({ role: "assistant", content: "" }));
-      const timer = setInterval(() => res.write(chunk({ content: "word " })), 200);
-      res.on("close", () => clearInterval(timer));
-    });
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
-}
+import { startEndlessChatUpstream, type EndlessUpstream } from "./support/endless-upstream";
 
 describe("SIGTERM with a stream that keeps sending past the drain", () => {
-  let upstream: { url: string; server: Server };
+  let upstream: EndlessUpstream;
   let gateway: ServerProcess;
   let db: Database;
   let ledger: Ledger;
 
   beforeAll(async () => {
-    upstream = await startEndlessUpstream();
+    upstream = await startEndlessChatUpstream(200);
     const mongoUri = inject("mongoUri").replace(/\/[^/]*$/, `/drain_${randomBase62(10)}`);
     gateway = await startServerProcess({
       MONGODB_URI: mongoUri,
@@ -51,8 +34,7 @@ describe("SIGTERM with a stream that keeps sending past the drain", () => {
     await gateway?.stop();
     await ledger?.close();
     await db?.close();
-    upstream?.server.closeAllConnections();
-    upstream?.server.close();
+    upstream?.close();
   });
 
   it("cuts the stream at the drain's end, charges what it sent, and exits", async () => {
