@@ -157,13 +157,13 @@ export class UpstreamClient {
         active();
         for await (const event of parseSse(res.body)) {
           const keepAlive = call.keepAlive?.(event) === true;
-          if (!keepAlive) active();
           const reported = call.eventFailure?.(event);
           if (reported) throw reported;
           delivered = true;
           consuming = true;
           yield event;
           consuming = false;
+          // once per event, after it was handed on: a timer firing while the consumer held it only refreshed itself
           if (!keepAlive) active();
         }
         return;
