@@ -5,7 +5,7 @@ import type { Database } from "@gw/db";
 import { systemClock, type Clock } from "@gw/shared";
 import type { Logger } from "pino";
 import type { AppContext } from "./context";
-import { onClientError, onUnsupportedExpectation } from "./http/client-error";
+import { onClientError, onUnsupportedExpectation, requireHost } from "./http/client-error";
 import { continueOnRead } from "./http/expect-continue";
 import { errorHandler, notFound } from "./http/errors";
 import { DirectRoutes } from "./http/direct-routes";
@@ -69,9 +69,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   return {
     express: app,
     createServer() {
-      const { options, listener } = direct.server(app, { before: common, notFound, onError });
+      const routes = direct.server(app, { before: common, notFound, onError });
+      const listener = requireHost(routes.listener);
       // Errors Node answers itself, before the app sees a request, in the spec's error shape as well.
-      return createServer(options, listener)
+      return createServer({ ...routes.options, requireHostHeader: false }, listener)
         .on("clientError", onClientError)
         .on("checkContinue", continueOnRead(listener))
         .on("checkExpectation", onUnsupportedExpectation);

@@ -236,6 +236,7 @@ describe("gateway bad input (fast-check): spec errors, never a 500, never a char
       ["a broken chunk", `${head("Transfer-Encoding: chunked\r\n")}zz\r\n{}\r\n0\r\n\r\n`, false, 400, "invalid_parameter"],
       ["headers over 16 KB", head(`Idempotency-Key: ${"k".repeat(20_000)}\r\nContent-Length: 0\r\n`), false, 431, "headers_too_large"],
       ["an unknown Expect", head("Expect: something-else\r\nContent-Length: 0\r\n"), false, 417, "expectation_failed"],
+      ["an HTTP/1.1 request without Host", `POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer ${user.key}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, false, 400, "invalid_parameter"],
     ];
     for (const [what, bytes, halfClose, status, code] of cases) {
       const answer = await rawSocket(server.url, bytes, { halfClose });

@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { AppError, nestedErrorBody, newId } from "@gw/shared";
 
@@ -32,10 +32,29 @@ export function onClientError(err: Error & { code?: string }, socket: Duplex & {
     + `X-Request-Id: ${newId("req")}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/** The server's `checkExpectation` listener: an `Expect` other than 100-continue, refused in the spec's shape. */
-export function onUnsupportedExpectation(req: IncomingMessage, res: ServerResponse): void {
-  const error = new AppError("expectation_failed", `Unsupported Expect header '${req.headers.expect ?? ""}': only 100-continue is supported.`);
+/** A request refused before any route runs: the spec's error shape, then the connection closed. */
+function refuse(res: ServerResponse, error: AppError): void {
   const body = JSON.stringify(nestedErrorBody(error));
   res.writeHead(error.status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body), "X-Request-Id": newId("req"), Connection: "close" });
   res.end(body);
+}
+
+/** The server's `checkExpectation` listener: an `Expect` other than 100-continue, refused in the spec's shape. */
+export function onUnsupportedExpectation(req: IncomingMessage, res: ServerResponse): void {
+  refuse(res, new AppError("expectation_failed", `Unsupported Expect header '${req.headers.expect ?? ""}': only 100-continue is supported.`));
+}
+
+/**
+ * An HTTP/1.1 request without a `Host` header is a 400 (RFC 9112 3.2). Node's own check answers it with an empty
+ * body, so the server turns that check off (`requireHostHeader: false`) and this wrapper of its listener answers
+ * in the spec's shape instead.
+ */
+export function requireHost(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+      refuse(res, new AppError("invalid_parameter", "Invalid parameter 'Host': an HTTP/1.1 request must carry a Host header."));
+      return;
+    }
+    listener(req, res);
+  };
 }
