@@ -70,6 +70,9 @@ describe("direct routes answer exactly as the Express router does", () => {
     { name: "a valid chunked request", headers: () => json(), body: valid, chunked: true, status: 200 },
     { name: "charset=utf-8 and a BOM", headers: () => json({ "content-type": "application/json; charset=utf-8" }), body: `\uFEFF${valid}`, status: 200 },
     { name: "a gzip body (read by body-parser)", headers: () => json({ "content-encoding": "gzip" }), body: gzipSync(valid), status: 200 },
+    // `utf8` is a label of UTF-8 (WHATWG Encoding), not another charset
+    { name: "charset=utf8", headers: () => json({ "content-type": "application/json; charset=utf8" }), body: valid, status: 200 },
+    { name: "charset=UTF8, gzip (read by body-parser)", headers: () => json({ "content-type": "application/json; charset=\"UTF8\"", "content-encoding": "gzip" }), body: gzipSync(valid), status: 200 },
     { name: "an empty body", headers: () => json(), body: "", status: 400, code: "missing_required_parameter" },
     { name: "invalid JSON", headers: () => json(), body: "{\"model\":", status: 400, code: "invalid_json" },
     { name: "a JSON string at the top", headers: () => json(), body: "\"text\"", status: 400, code: "invalid_json" },

@@ -53,6 +53,9 @@ const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 /** An error body-parser would have raised, so the error handler maps both alike. */
 const bodyError = (type: string, message: string, status = 400) => Object.assign(new Error(message), { type, status, expose: true });
 
+/** `charset=utf8` is UTF-8 too (a label of it in the WHATWG Encoding standard), and clients do send it. */
+const isUtf8Charset = (charset: string) => charset === "utf-8" || charset === "utf8";
+
 /** `application/json`, with no charset or UTF-8: the only content type the lean reader takes. */
 export function isPlainJson(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
@@ -61,7 +64,7 @@ export function isPlainJson(contentType: string | undefined): boolean {
   if (semi === -1) return lower.trim() === "application/json";
   if (lower.slice(0, semi).trim() !== "application/json") return false;
   const params = lower.slice(semi + 1).trim();
-  return params === "" || params === "charset=utf-8" || params === 'charset="utf-8"';
+  return params === "" || params === "charset=utf-8" || params === 'charset="utf-8"' || params === "charset=utf8" || params === 'charset="utf8"';
 }
 
 /**
@@ -154,11 +157,14 @@ export function jsonParser(limitBytes: number): RequestHandler {
   const general = express.json({ limit: limitBytes, strict: true, verify: checkRawJson });
   return (req, res, next) => {
     if (readPlainJson(req, limitBytes, next)) return;
-    const charset = charsetOf(req.headers["content-type"]);
-    if (charset !== undefined && charset !== "utf-8" && req.is("application/json")) {
+    const contentType = req.headers["content-type"];
+    const charset = charsetOf(contentType);
+    if (charset !== undefined && !isUtf8Charset(charset) && req.is("application/json")) {
       next(bodyError("charset.unsupported", `unsupported charset "${charset.toUpperCase()}"`, 415));
       return;
     }
+    // body-parser knows UTF-8 only as `utf-8`
+    if (charset === "utf8" && contentType !== undefined) req.headers["content-type"] = contentType.replace(/charset\s*=\s*"?utf8"?/i, "charset=utf-8");
     general(req, res, next);
   };
 }
