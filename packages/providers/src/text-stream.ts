@@ -44,17 +44,21 @@ export interface TextStreamOptions {
   countPrompt: () => number;
 }
 
-/** What a chat answer produced: its text and, when it made calls, their JSON (output bytes, counted tokens). */
+/**
+ * What a chat answer produced: its text, its refusal (OpenAI's `refusal`, sent instead of content) and, when it made
+ * calls, their JSON (output bytes, counted tokens).
+ */
 export function chatOutputText(result: Pick<ChatResult, "content" | "message">): string {
   const calls = result.message.tool_calls;
-  return calls === undefined ? result.content : result.content + JSON.stringify(calls);
+  const refusal = typeof result.message.refusal === "string" ? result.message.refusal : "";
+  return result.content + refusal + (calls === undefined ? "" : JSON.stringify(calls));
 }
 
-/** The text of the tool-call fragments in an OpenAI delta: names and argument pieces. */
-export function toolCallText(delta: Record<string, unknown> | undefined): string {
+/** The output of an OpenAI delta besides its content: refusal text, tool-call names and argument pieces. */
+export function deltaOutputText(delta: Record<string, unknown> | undefined): string {
+  let text = typeof delta?.refusal === "string" ? delta.refusal : "";
   const calls = delta?.tool_calls;
-  if (!Array.isArray(calls)) return "";
-  let text = "";
+  if (!Array.isArray(calls)) return text;
   for (const call of calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) {
     if (typeof call.function?.name === "string") text += call.function.name;
     if (typeof call.function?.arguments === "string") text += call.function.arguments;
@@ -84,8 +88,8 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
       for (const piece of options.parseStreamEvent(event)) {
         if (piece.kind === "delta") {
           if (piece.delta !== undefined || piece.logprobs !== undefined) {
-            // what a tool call produced (its name and argument fragments) counts as output, like text
-            const produced = piece.content + toolCallText(piece.delta);
+            // what a tool call or a refusal produced (names, argument fragments, refusal text) counts as output, like text
+            const produced = piece.content + deltaOutputText(piece.delta);
             if (produced.length > 0) parts.push(produced);
             handedOn = true;
             yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs, ...(fields ? { fields } : {}) };

@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { StreamInterruptedError, toolCallText, type ChatStreamEvent, type TextUsage } from "@gw/providers";
+import { StreamInterruptedError, deltaOutputText, type ChatStreamEvent, type TextUsage } from "@gw/providers";
 import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
@@ -198,7 +198,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
       if (event.fields) sse.fields = event.fields;
       start();
       if (event.type === "delta") {
-        emitted += event.content + toolCallText(event.delta);
+        emitted += event.content + deltaOutputText(event.delta);
         sse.chunk(shape.output(event));
         // Not on the usual path: only when the client reads slower than the upstream writes.
         if (sse.backedUp) await sse.drained(stalledClientMs);
