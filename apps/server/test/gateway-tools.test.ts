@@ -309,4 +309,21 @@ describe("tool calls through /v1/chat/completions (official openai SDK)", () => 
     expect(h.fakes.textA.requests).toHaveLength(0);
     expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
   });
+
+  it("textB: tool-call arguments that are JSON but not an object (Messages' tool_use input is one) are 400, never sent upstream, free", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    for (const args of ["[1]", "null", "5", "\"Paris\""]) {
+      const res = await postJson(h.server, "/v1/chat/completions", h.user.key, {
+        model: "textB-3-haiku", tools, max_tokens: 20, messages: [
+          { role: "user", content: "weather in Paris" },
+          { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: args } }] },
+          { role: "tool", tool_call_id: "call_1", content: "sunny" },
+        ],
+      });
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({ error: { message: "Invalid parameter 'messages': tool_calls[].function.arguments must be a JSON object.", type: "invalid_request_error", code: "invalid_parameter" } });
+    }
+    expect(h.fakes.textB.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
+  });
 });

@@ -58,14 +58,20 @@ function contentBlocks(m: ChatMessage, model: string): Record<string, unknown>[]
   return blocks;
 }
 
-function parseArguments(text: string): unknown {
+function parseArguments(text: string): Record<string, unknown> {
   // a call without arguments, as clients assembled it from streams that sent none (Messages' tool_use input is {})
   if (text.trim() === "") return {};
+  let input: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    input = JSON.parse(text) as unknown;
   } catch {
+    input = undefined;
+  }
+  // Messages' tool_use input is an object: valid JSON of another kind ("[1]", "null", "5") is refused here, for free
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw invalidParameter("messages", "tool_calls[].function.arguments must be a JSON object");
   }
+  return input as Record<string, unknown>;
 }
 
 interface MessagesTurn {

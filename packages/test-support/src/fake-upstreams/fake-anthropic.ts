@@ -26,7 +26,7 @@ const sseEvent = (name: string, data: Record<string, unknown>) => `event: ${name
 /** A tool without parameters is called with `{}`, which Messages streams as empty input_json_delta fragments. */
 const withoutInput = (call: FakeCall): FakeCall => ({ ...call, arguments: "{}", fragments: ["", ""] });
 
-type Block = { type?: unknown; id?: unknown; tool_use_id?: unknown };
+type Block = { type?: unknown; id?: unknown; tool_use_id?: unknown; input?: unknown };
 
 /**
  * Messages' rule for tools: every tool_use of an assistant turn is answered by a tool_result in the very next message
@@ -49,6 +49,11 @@ function unansweredToolUse(messages: readonly FakeMessage[]): string | undefined
 /** Messages reads tool_use and tool_result blocks only against the tools the request defines. */
 const hasToolBlocks = (messages: readonly FakeMessage[]): boolean =>
   messages.some((m) => Array.isArray(m.content) && (m.content as Block[]).some((b) => b.type === "tool_use" || b.type === "tool_result"));
+
+/** Messages' tool_use input is an object ("Input should be a valid dictionary"): the index of a turn with another, or -1. */
+const nonObjectToolInput = (messages: readonly FakeMessage[]): number =>
+  messages.findIndex((m) => Array.isArray(m.content) && (m.content as Block[]).some((b) =>
+    b.type === "tool_use" && (typeof b.input !== "object" || b.input === null || Array.isArray(b.input))));
 
 /** Messages refuses a prefill (the final assistant turn) whose text ends in whitespace. */
 function endsInWhitespace(messages: readonly FakeMessage[]): boolean {
@@ -130,6 +135,8 @@ export class FakeAnthropic extends FakeServer {
     if (hasToolBlocks(messages) && !(Array.isArray(body.tools) && body.tools.length > 0)) {
       return sendJson(ctx.res, 400, this.errorBody(400, "Requests which include `tool_use` or `tool_result` blocks must define tools."));
     }
+    const badInput = nonObjectToolInput(messages);
+    if (badInput >= 0) return sendJson(ctx.res, 400, this.errorBody(400, `messages.${badInput}.content.tool_use.input: Input should be a valid dictionary`));
     if (endsInWhitespace(messages)) return sendJson(ctx.res, 400, this.errorBody(400, "messages: final assistant content cannot end with trailing whitespace"));
     const unanswered = unansweredToolUse(messages);
     if (unanswered !== undefined) return sendJson(ctx.res, 400, this.errorBody(400, unanswered));
