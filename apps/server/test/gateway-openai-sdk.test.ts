@@ -38,6 +38,13 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(missing.headers.get("x-ratelimit-limit")).toBe("20");
   });
 
+  it("quotes a long unknown model id shortened in its 404, as the other endpoints quote an unknown model", async () => {
+    const caller = await fundedUser(h.server, 0);
+    const res = await fetch(`${h.server.url}/v1/models/${"m".repeat(5000)}`, { headers: { authorization: `Bearer ${caller.key}` } });
+    expect(res.status).toBe(404);
+    expect(((await readJson(res)) as { error: { message: string } }).error.message).toBe(`The model '${"m".repeat(100)}' does not exist.`);
+  });
+
   it("answers a model id that is not valid percent-encoding with 400, not 500", async () => {
     // its own key: these count against the minute's limit, and the suite's user spends its 20 elsewhere
     const caller = await fundedUser(h.server, 0);

@@ -32,7 +32,7 @@ export function model(deps: GatewayDeps) {
   return (req: Request, res: Response) => {
     const id = modelId(req.path);
     const entry = listModels(deps.ctx.config).find((m) => m.id === id);
-    if (!entry) throw new AppError("not_found", `The model '${id}' does not exist.`);
+    if (!entry) throw new AppError("not_found", `The model '${id.slice(0, 100)}' does not exist.`);
     res.json(entry);
   };
 }
