@@ -45,18 +45,28 @@ export interface TextStreamOptions {
 }
 
 /**
- * What a chat answer produced: its text, its refusal (OpenAI's `refusal`, sent instead of content) and, when it made
- * calls, their JSON (output bytes, counted tokens).
+ * Text an OpenAI message or delta produced besides its content: OpenAI's `refusal` (sent instead of content) and the
+ * reasoning that OpenAI-compatible servers stream before the answer (`reasoning_content`, `reasoning`). The client
+ * receives it, so it counts as output.
  */
-export function chatOutputText(result: Pick<ChatResult, "content" | "message">): string {
-  const calls = result.message.tool_calls;
-  const refusal = typeof result.message.refusal === "string" ? result.message.refusal : "";
-  return result.content + refusal + (calls === undefined ? "" : JSON.stringify(calls));
+function sideText(part: Record<string, unknown> | undefined): string {
+  if (part === undefined) return "";
+  let text = "";
+  if (typeof part.refusal === "string") text += part.refusal;
+  if (typeof part.reasoning_content === "string") text += part.reasoning_content;
+  if (typeof part.reasoning === "string") text += part.reasoning;
+  return text;
 }
 
-/** The output of an OpenAI delta besides its content: refusal text, tool-call names and argument pieces. */
+/** What a chat answer produced: its text, refusal and reasoning and, when it made calls, their JSON (output bytes, counted tokens). */
+export function chatOutputText(result: Pick<ChatResult, "content" | "message">): string {
+  const calls = result.message.tool_calls;
+  return result.content + sideText(result.message) + (calls === undefined ? "" : JSON.stringify(calls));
+}
+
+/** The output of an OpenAI delta besides its content: refusal and reasoning text, tool-call names and argument pieces. */
 export function deltaOutputText(delta: Record<string, unknown> | undefined): string {
-  let text = typeof delta?.refusal === "string" ? delta.refusal : "";
+  let text = sideText(delta);
   const calls = delta?.tool_calls;
   if (!Array.isArray(calls)) return text;
   for (const call of calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) {
