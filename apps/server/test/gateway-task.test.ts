@@ -341,6 +341,21 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(res.headers.get("x-request-cost")).toBe("0.000100");
   });
 
+  it("Idempotency-Key: a multipart text task streamed by `stream` written with spaces (\" true\") is replayed, charged once", async () => {
+    const fields = { model: "textA-4", messages: JSON.stringify([{ role: "user", content: "a b" }]), max_tokens: "10", stream: " true" };
+    const key = `mp-stream-ws-${Date.now()}`;
+    const send = () => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { ...authHeaders(user.key, false), "idempotency-key": key }, body: audioForm(fields) });
+    const first = await send();
+    expect(first.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = await first.text();
+    const after = await balanceMicros(server, user.userId);
+    const again = await send();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(events);
+    expect(await balanceMicros(server, user.userId)).toBe(after);
+    expect(fakes.textA.requests).toHaveLength(1);
+  });
+
   it("multipart works for every model: JSON-encoded messages, numbers and booleans as text, a bad one named", async () => {
     const post = (fields: Record<string, string>) => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm(fields) });
     const text = await charged(() => post({ model: "textC-8x7b", messages: JSON.stringify([{ role: "user", content: "hi there" }]), max_tokens: "20", temperature: "0.5", stream: "false" }));

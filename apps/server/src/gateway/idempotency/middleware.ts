@@ -28,10 +28,13 @@ function fingerprint(req: Request, res: Response): string {
   return hash.digest("hex");
 }
 
-/** Whether a request asks for a stream (`stream: true`; a multipart form's field is the text "true"). */
+/**
+ * Whether a request asks for a stream (`stream: true`; a multipart form's field is the text "true", read as the task
+ * endpoint reads it: around its whitespace, so that a stream it runs is also the stream recorded and replayed).
+ */
 export function asksForStream(req: Request): boolean {
   const stream = typeof req.body === "object" && req.body !== null ? (req.body as { stream?: unknown }).stream : undefined;
-  return stream === true || stream === "true";
+  return stream === true || (typeof stream === "string" && stream.trim() === "true");
 }
 
 /** Which requests a route answers with an event stream. */
