@@ -622,6 +622,30 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(fakes.textA.requests).toHaveLength(0);
   });
 
+  it("multipart: a field with a bracketed name (messages[4294967294][role]) or sent twice is 400 naming it at once, costs nothing, never sent", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const post = (form: FormData, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { ...authHeaders(user.key, false), ...headers }, body: form, signal: AbortSignal.timeout(5_000) });
+    // read by multer as a sparse array of four billion slots: walking it blocked the server for minutes
+    const sparse = audioForm({ model: "textA-4", "messages[4294967294][role]": "user", "messages[4294967294][content]": "hi" });
+    const started = Date.now();
+    const headerSets: Array<Record<string, string>> = [{}, { "idempotency-key": `sparse-${Date.now()}` }];
+    for (const headers of headerSets) {
+      const res = await post(sparse, headers);
+      expect(res.status).toBe(400);
+      expect((await readJson(res)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'messages'") });
+    }
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const twice = audioForm({ model: "imageB-1-dev", prompt: "a lighthouse" });
+    twice.append("prompt", "a harbour");
+    const res = await post(twice);
+    expect(res.status).toBe(400);
+    expect((await readJson(res)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'prompt'") });
+    expect(fakes.textA.requests).toHaveLength(0);
+    expect(fakes.imageB.requests).toHaveLength(0);
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+  });
+
   it("multipart: a text field whose bytes are not UTF-8 is 400 naming it (CONTRACT 7b), costs nothing, never sent", async () => {
     const before = await balanceMicros(server, user.userId);
     const field = (name: string, value: Buffer | string) =>

@@ -95,10 +95,23 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
 function nonUtf8FieldError(body: unknown): AppError | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   for (const [name, value] of Object.entries(body)) {
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === "string" && v.includes("\uFFFD"))) {
+    if (typeof value === "string" && value.includes("\uFFFD")) {
       return new AppError("invalid_parameter", `Invalid parameter '${name}': must be UTF-8 text.`);
     }
+  }
+  return undefined;
+}
+
+/**
+ * A form field is one piece of text. multer reads bracketed names (`messages[0][role]`, `prompt[]`) into arrays and
+ * objects, and a name sent twice into an array: such a field is refused naming it before anything walks its value,
+ * since `messages[4294967294]` makes a sparse array of four billion slots that any loop over it (a check, a
+ * fingerprint) would block the server on for minutes.
+ */
+function nonTextFieldError(body: unknown): AppError | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== "string") return invalidParameter(name, "must be sent once, as one text field (objects and arrays as a JSON string)");
   }
   return undefined;
 }
@@ -122,7 +135,7 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
   return [
     bodyIdleTimeout(idleMs, (req, res, next) => {
       if (req.is("multipart/form-data")) {
-        upload(req, res, (err: unknown) => next(err === undefined ? audioAsFieldError(req.body) ?? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
+        upload(req, res, (err: unknown) => next(err === undefined ? audioAsFieldError(req.body) ?? nonTextFieldError(req.body) ?? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
         return;
       }
       if (req.is("application/json")) {
