@@ -87,6 +87,17 @@ describe("accounts: signup, verification, login, me", () => {
     expect(res.body).toEqual(errorBody("invalid_json", "invalid_request_error"));
   });
 
+  it("reads a JSON body whose Content-Type is written in upper case (media types are case-insensitive)", async () => {
+    const email = uniqueEmail("upper-ct");
+    const raw = JSON.stringify({ email, password: PASSWORD, name: "Upper" });
+    const created = await call(server, "POST", "/api/auth/signup", { raw, headers: { "content-type": "Application/JSON; charset=UTF-8" } });
+    expect(created.status).toBe(201);
+    const loggedIn = await call(server, "POST", "/api/auth/login", { raw: JSON.stringify({ email, password: PASSWORD }), headers: { "content-type": "APPLICATION/JSON" } });
+    expect(loggedIn.status).toBe(200);
+    const text = await call(server, "POST", "/api/auth/login", { raw: JSON.stringify({ email, password: PASSWORD }), headers: { "content-type": "TEXT/PLAIN" } });
+    expect(text.status).toBe(415);
+  });
+
   it("accepts an internationalised e-mail address", async () => {
     const email = `josé-${Date.now()}@exämple.de`;
     const res = await call(server, "POST", "/api/auth/signup", { body: { email, password: PASSWORD, name: "José" } });

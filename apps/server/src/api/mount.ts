@@ -3,6 +3,7 @@ import { buildOpenApiDocument } from "@gw/api/openapi";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
 import { mountAuthRoutes } from "../auth/mount";
+import { lowerCaseMediaType } from "../http/content-type";
 import { jsonParser } from "../http/json-body";
 import { noStore } from "../http/no-store";
 import { csrfGuard } from "./csrf";
@@ -18,7 +19,7 @@ export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
   let doc: OpenAPIObject | undefined;
   const document = () => (doc ??= buildOpenApiDocument({ baseUrl: `${ctx.config.publicUrl}/api`, version: API_VERSION }));
 
-  app.use("/api", noStore, csrfGuard(ctx.config.publicUrl));
+  app.use("/api", noStore, lowerCaseMediaType, csrfGuard(ctx.config.publicUrl));
   app.get("/api/openapi.json", (_req, res) => {
     res.json(document());
   });
