@@ -29,6 +29,22 @@ describe("OpenAPI document and reference page", () => {
     expect(Object.keys(doc.paths["/example"]).sort()).toEqual(["get", "post"]);
   });
 
+  it("lists the REST routes Express serves too: credits (flat errors), webhook, DELETE /auth/me, OAuth", async () => {
+    const doc = await (await http(`${server.url}/api/openapi.json`)).json();
+    const credits = doc.paths["/billing/credits"].get;
+    expect(credits.security).toEqual([{ session: [] }, { apiKey: [] }]);
+    expect(credits.responses["200"].content["application/json"].schema.required).toEqual(["balance", "currency"]);
+    expect(credits.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/FlatError" });
+    const unauthorized = await http(`${server.url}/api/billing/credits`);
+    expect(unauthorized.status).toBe(401);
+    expect(doc.components.schemas.FlatError.properties.error.enum).toContain((await unauthorized.json()).error);
+    expect(Object.keys(doc.paths["/billing/webhook"].post.responses)).toEqual(expect.arrayContaining(["200", "400", "503"]));
+    expect(Object.keys(doc.paths["/auth/me"]).sort()).toEqual(["delete", "get", "patch"]);
+    expect(doc.paths["/auth/me"].delete.responses["401"].description).toContain("invalid_credentials");
+    expect(doc.paths["/auth/callback"].get.parameters.map((p: { name: string }) => p.name)).toEqual(["code", "state"]);
+    expect(doc.paths["/auth/oauth/{provider}"].get.responses["302"]).toBeDefined();
+  });
+
   it("documents the real statuses and the spec's error shapes", async () => {
     const doc = await (await http(`${server.url}/api/openapi.json`)).json();
     const create = doc.paths["/keys"].post;

@@ -1,6 +1,7 @@
 import { SESSION_COOKIE } from "@gw/auth";
 import { ERROR_CODES, type ErrorCode } from "@gw/shared";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { EXPRESS_OPERATIONS } from "./openapi-express-routes";
 import { appRouter } from "./root";
 import type { ApiMeta, RouteAuth } from "./trpc";
 
@@ -29,6 +30,11 @@ const components: SchemaMap = {
         },
       },
     },
+  },
+  FlatError: {
+    type: "object",
+    required: ["error"],
+    properties: { error: { type: "string", enum: ["Unauthorized", "Internal server error"] } },
   },
   StatusError: {
     type: "object",
@@ -108,6 +114,11 @@ function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
         ...errorResponses(codes),
       };
     }
+  }
+  const paths: Record<string, Record<string, unknown>> = (doc.paths ??= {}) as Record<string, Record<string, unknown>>;
+  for (const { path, method, operation, auth, errors } of EXPRESS_OPERATIONS) {
+    const responses = { ...errorResponses(errors), ...(operation.responses as Record<string, unknown>) };
+    paths[path] = { ...paths[path], [method]: { ...operation, security: SECURITY[auth], responses } };
   }
   doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas ?? {}), ...components } };
   return doc;

@@ -1,0 +1,110 @@
+import type { ErrorCode } from "@gw/shared";
+
+/**
+ * The `/api` routes served by Express rather than generated from the routers (the credits route's flat errors, the
+ * webhook's raw body, the OAuth redirects, DELETE /api/auth/me's JSON body), described by hand so that the document
+ * lists every REST route. `errors` are rendered like a procedure's.
+ */
+export interface ExpressOperation {
+  path: string;
+  method: "get" | "post" | "delete";
+  operation: Record<string, unknown>;
+  auth: "none" | "session" | "sessionOrKey";
+  errors: ErrorCode[];
+}
+
+const json = (schema: Record<string, unknown>) => ({ "application/json": { schema } });
+const redirect = (description: string) => ({
+  description,
+  headers: { Location: { schema: { type: "string" }, description: "where the browser goes next" } },
+});
+const flatError = (description: string) => ({ description, content: json({ $ref: "#/components/schemas/FlatError" }) });
+const success = { type: "object", required: ["success", "message"], properties: { success: { type: "boolean" }, message: { type: "string" } } };
+
+export const EXPRESS_OPERATIONS: ExpressOperation[] = [
+  {
+    path: "/billing/credits",
+    method: "get",
+    auth: "sessionOrKey",
+    errors: ["rate_limit_exceeded"],
+    operation: {
+      operationId: "billing-credits",
+      summary: "Credit balance (SPEC 2.8); errors 401 and 500 in the flat form {error}",
+      tags: ["Billing"],
+      responses: {
+        200: {
+          description: "OK",
+          content: json({
+            type: "object",
+            required: ["balance", "currency"],
+            properties: { balance: { type: "number", description: "dollars" }, currency: { type: "string", const: "USD" } },
+          }),
+        },
+        401: flatError("Unauthorized"),
+        500: flatError("Internal server error"),
+      },
+    },
+  },
+  {
+    path: "/billing/webhook",
+    method: "post",
+    auth: "none",
+    errors: ["missing_required_parameter", "invalid_parameter", "payload_too_large", "service_unavailable", "internal_error"],
+    operation: {
+      operationId: "billing-webhook",
+      summary: "Stripe events (signed; called by the payment processor)",
+      tags: ["Billing"],
+      parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string" } }],
+      requestBody: { required: true, content: json({ type: "object", description: "a Stripe event, verified over the raw body" }) },
+      responses: {
+        200: { description: "OK (also for duplicates, unknown types and ignored events)", content: json({ type: "object", required: ["received"], properties: { received: { type: "boolean", const: true } } }) },
+      },
+    },
+  },
+  {
+    path: "/auth/me",
+    method: "delete",
+    auth: "session",
+    errors: ["missing_required_parameter", "invalid_parameter", "invalid_json", "invalid_credentials", "unauthorized", "session_expired",
+      "csrf_rejected", "payload_too_large", "unsupported_media_type", "auth_rate_limit", "service_unavailable", "internal_error"],
+    operation: {
+      operationId: "auth-deleteAccount",
+      summary: "Delete the account (SPEC 3): keys and sessions revoked, subscription cancelled, data anonymized",
+      tags: ["Accounts"],
+      requestBody: {
+        required: false,
+        content: json({ type: "object", properties: { password: { type: "string", maxLength: 1024, description: "omitted for OAuth-only accounts" } } }),
+      },
+      responses: { 200: { description: "OK; the session cookie is cleared", content: json(success) } },
+    },
+  },
+  {
+    path: "/auth/oauth/{provider}",
+    method: "get",
+    auth: "none",
+    errors: [],
+    operation: {
+      operationId: "auth-oauthStart",
+      summary: "Start an OAuth sign-in",
+      tags: ["Accounts"],
+      parameters: [{ name: "provider", in: "path", required: true, schema: { type: "string", enum: ["google", "github"] } }],
+      responses: { 302: redirect("to the provider (state, PKCE S256), or to /login?error=<code>") },
+    },
+  },
+  {
+    path: "/auth/callback",
+    method: "get",
+    auth: "none",
+    errors: [],
+    operation: {
+      operationId: "auth-oauthCallback",
+      summary: "OAuth provider redirect (SPEC 4.6)",
+      tags: ["Accounts"],
+      parameters: [
+        { name: "code", in: "query", required: true, schema: { type: "string" } },
+        { name: "state", in: "query", required: true, schema: { type: "string" } },
+      ],
+      responses: { 302: redirect("to /dashboard with the session cookie set, or to /login?error=<code>") },
+    },
+  },
+];
