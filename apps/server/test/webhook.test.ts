@@ -55,7 +55,7 @@ describe("POST /api/billing/webhook", () => {
       ]) {
         expect(res.status).toBe(400);
         const body = (await res.json()) as { error: { code: string; type: string } };
-        expect(body.error).toMatchObject({ code: "invalid_parameter", type: "invalid_request_error" });
+        expect(body.error).toMatchObject({ code: "invalid_parameter", type: "invalid_request_error", message: expect.stringContaining("'Stripe-Signature'") });
       }
       expect(await ctx().ledger.balance(userId)).toBe(0);
     });
@@ -585,6 +585,10 @@ describe("POST /api/billing/webhook", () => {
     users.push(user.id);
     const notEvents = [
       "[]",
+      // signed, but not JSON at all: the signature is right, the body is what is wrong
+      "not json",
+      "",
+      "null",
       JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), id: undefined }),
       JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), id: { $ne: null } }),
       JSON.stringify({ ...stripeEvent("payment_intent.succeeded", {}), type: 7 }),

@@ -21,8 +21,12 @@ export function verifyWebhookEvent(rawBody: Buffer, signature: string | undefine
   let event: unknown;
   try {
     event = Stripe.webhooks.constructEvent(rawBody, signature, secret);
-  } catch {
-    throw invalidParameter("Stripe-Signature", "the signature does not match the payload or has expired");
+  } catch (err) {
+    // the signature is checked before the payload is parsed: anything else failing is a signed body that is not JSON
+    if (err instanceof Stripe.errors.StripeSignatureVerificationError) {
+      throw invalidParameter("Stripe-Signature", "the signature does not match the payload or has expired");
+    }
+    event = undefined;
   }
   if (!isEvent(event)) throw invalidParameter("body", "must be a Stripe event with an id, a type and a data object");
   return event;
