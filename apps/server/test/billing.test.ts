@@ -36,6 +36,7 @@ describe("billing API against stripe-mock", () => {
       const bySession = await call(server, "GET", "/api/billing/credits", { cookie });
       expect(bySession.status).toBe(200);
       expect(bySession.body).toEqual({ balance: 0, currency: "USD" });
+      expect(bySession.headers.get("cache-control")).toBe("no-store");
       const key = await apiKeyFor(server, cookie);
       const byKey = await call(server, "GET", "/api/billing/credits", { headers: bearer(key) });
       expect(byKey.status).toBe(200);
@@ -48,6 +49,7 @@ describe("billing API against stripe-mock", () => {
         const res = await call(server, "GET", "/api/billing/credits", { headers });
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ error: "Unauthorized" });
+        expect(res.headers.get("cache-control")).toBe("no-store");
       }
     });
   });

@@ -32,6 +32,7 @@ describe("POST /api/billing/webhook", () => {
       const intent = await paidIntent(userId, 10);
       const res = await deliver(server, stripeEvent("payment_intent.succeeded", intent), { signature: null });
       expect(res.status).toBe(400);
+      expect(res.headers.get("cache-control")).toBe("no-store");
       expect(await res.json()).toEqual({
         error: { message: "Missing required parameter: 'Stripe-Signature'.", type: "invalid_request_error", code: "missing_required_parameter" },
       });

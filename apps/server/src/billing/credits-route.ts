@@ -36,7 +36,6 @@ export function creditsRoute(ctx: AppContext) {
       throw err;
     }
     try {
-      res.setHeader("Cache-Control", "no-store");
       res.json(await billing.credits(ctx, principal.userId));
     } catch (err) {
       ctx.logger.error({ err, requestId: res.locals.requestId }, "credits: balance could not be read");
