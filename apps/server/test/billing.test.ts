@@ -127,6 +127,8 @@ describe("billing API against stripe-mock", () => {
       ["no success_url", { type: "credits", amount: 10, cancel_url: urls.cancel_url }, 400, "missing_required_parameter", "success_url"],
       ["a non-http cancel_url", { type: "credits", amount: 10, success_url: urls.success_url, cancel_url: "javascript:alert(1)" }, 400, "invalid_parameter", "cancel_url"],
       ["a relative success_url", { type: "credits", amount: 10, success_url: "/done", cancel_url: urls.cancel_url }, 400, "invalid_parameter", "success_url"],
+      ["a success_url with a space", { type: "credits", amount: 10, success_url: "https://example.com/a b", cancel_url: urls.cancel_url }, 400, "invalid_parameter", "success_url"],
+      ["a cancel_url with a line break", { type: "credits", amount: 10, success_url: urls.success_url, cancel_url: "https://example.com/\nx" }, 400, "invalid_parameter", "cancel_url"],
     ])("refuses %s", async (_what, body, status, code, named) => {
       const res = await call(server, "POST", "/api/billing/create-checkout-session", { cookie, body });
       expect(res.status).toBe(status);

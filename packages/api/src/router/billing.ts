@@ -14,7 +14,11 @@ const dollars = z.number()
   .pipe(z.number().min(1).max(10_000).refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: "must have at most two decimals" }))
   .meta({ description: "US dollars, 1 to 10000, at most two decimals; 10, 50 and 100 earn the package bonus", minimum: 1, maximum: 10_000, multipleOf: 0.01 });
 
-const httpUrl = z.url({ protocol: /^https?$/ }).max(2048).describe("absolute http(s) URL");
+// A space or control character is no part of a URL (RFC 3986): the URL parser would quietly encode or drop it, while
+// the processor refuses the raw string, which made the caller's mistake a 502.
+// (checked on the string as sent: zod's url check hands on a copy with tabs and line breaks dropped)
+const httpUrl = z.string().max(2048).regex(/^[^\s\p{Cc}]*$/u, "must not contain spaces or control characters")
+  .pipe(z.url({ protocol: /^https?$/ })).meta({ description: "absolute http(s) URL", format: "uri" });
 
 const planShape = {
   id: z.string(),
