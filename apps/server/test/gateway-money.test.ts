@@ -188,7 +188,10 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect((await server.app.context.ledger.verify(user.userId)).ok).toBe(true);
   });
 
-  const policyLabel = { violence: "violence and gore", hate: "hateful or discriminatory imagery", sexual: "explicit sexual content" };
+  const policyLabel = {
+    violence: "violence and gore", hate: "hateful or discriminatory imagery", sexual: "explicit sexual content",
+    intellectual_property: "content infringing intellectual property",
+  };
   type PolicyCategory = keyof typeof policyLabel;
 
   /** Each request is 400 content_policy_violation naming its category; none reaches an image upstream, none costs anything. */
@@ -309,6 +312,22 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     }
     expect(fakes.imageB.requests.filter((r) => r.method === "POST")).toHaveLength(harmless.length);
     expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - harmless.length * 100_000);
+  });
+
+  it("the style is read with the prompt it is folded into upstream: a context split between the two is 400 content_policy_violation, never sent upstream, free", async () => {
+    const user = await fundedUser(server, 1);
+    await expectRefusedFree(user.key, user.userId, [
+      ["/api/v1/imageB.1", { prompt: "a sexy woman on a bed", style: "lingerie" }, "sexual"],
+      ["/api/v1/imageA/generate", { prompt: "Elsa in a snowy castle", style: "frozen" }, "intellectual_property"],
+      ["/api/v1/imageB.1", { prompt: "a superhero flying over a city", style: "marvel" }, "intellectual_property"],
+      ["/api/v1/imageA/generate", { prompt: "a Hindu swastika on a flag", style: "nazi propaganda poster" }, "hate"],
+    ]);
+    // each half alone is harmless, and so is a harmless style with either
+    for (const [prompt, style] of [["a sexy red sports car", "photorealistic"], ["a snowy castle", "frozen"], ["a woman in a bathrobe", "watercolor"]]) {
+      const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt, style });
+      expect(res.status).toBe(200);
+    }
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - 3 * 100_000);
   });
 
   it("a 402 under concurrency says what could be spent when it was refused: current_balance < required_amount", async () => {

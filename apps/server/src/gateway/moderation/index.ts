@@ -27,7 +27,9 @@ export async function moderateImagePrompt(
   opts: { upstream?: UpstreamModerationConfig; logger: Logger },
 ): Promise<void> {
   const checked = textsToModerate(texts);
-  const local = checkLocalPolicy(...checked);
+  // Each text alone, and the prompt with the style folded in as the adapters send it: context rules read the
+  // two together ("a sexy woman" with the style "lingerie", "Elsa" with "frozen", "marvel" with its "style").
+  const local = checkLocalPolicy(...checked, texts.style ? `${texts.prompt}, ${texts.style} style` : undefined);
   if (local.flagged && local.category) {
     opts.logger.info({ category: local.category, match: local.match }, "image prompt rejected by local policy");
     throw policyViolation(local.category);
