@@ -56,6 +56,19 @@ describe("image and speech upstreams as documented by their providers", () => {
       expect((await readJson(res)).error).toMatchObject({ code: "content_policy_violation", type: "invalid_request_error" });
       expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
     });
+
+    it("an image answered with the other field null (url with b64_json: null, as compatible proxies serialize it) is served and charged", async () => {
+      const user = await fundedUser(server, 1);
+      openai.queue("/v1/images/generations", json(200, {
+        created: 1_713_833_628, data: [{ url: "https://oaidalleapiprodscus.blob.core.windows.net/private/img-1.png", b64_json: null, revised_prompt: null }],
+      }));
+      const res = await postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a red fox" });
+      expect(res.status).toBe(200);
+      expect((await readJson(res)).images).toEqual([
+        { url: "https://oaidalleapiprodscus.blob.core.windows.net/private/img-1.png", id: expect.any(String), created_at: expect.any(String) },
+      ]);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000 - 100_000);
+    });
   });
 
   describe("ElevenLabs voices", () => {

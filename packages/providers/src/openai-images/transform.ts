@@ -9,8 +9,9 @@ import type { ImageRequest, ImageResult } from "../types";
 import { pickPath, readErrorMessage, sentence, upstreamStatusError, wrongShape } from "../upstream-errors";
 
 const imagesResponseSchema = z.compile(z.looseObject({
-  data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })
-    .refine((image) => image.url !== undefined || image.b64_json !== undefined)),
+  // compatible servers (proxies serializing OpenAI's SDK types) send the field not asked for as null
+  data: z.array(z.looseObject({ url: z.string().nullish(), b64_json: z.string().nullish() })
+    .refine((image) => image.url != null || image.b64_json != null)),
 }));
 
 /** Style presets are not an OpenAI field; they travel as part of the prompt so any compatible upstream understands them. */
@@ -51,9 +52,11 @@ export function parseImagesResponse(json: unknown, req: ImageRequest): ImageResu
   const parsed = imagesResponseSchema.safeParse(json);
   if (!parsed.success || parsed.data.data.length === 0) throw wrongShape("images");
   // the leading bytes are enough for the magic number; decoding all of a large image twice is not
-  for (const image of parsed.data.data) if (image.b64_json !== undefined) requireImage(Buffer.from(image.b64_json.slice(0, 128), "base64"));
+  for (const image of parsed.data.data) if (image.b64_json != null) requireImage(Buffer.from(image.b64_json.slice(0, 128), "base64"));
   return {
-    images: parsed.data.data.map((image) => ({ url: image.url === undefined ? undefined : imageUrl(image.url), b64Json: image.b64_json, width: req.width, height: req.height })),
+    images: parsed.data.data.map((image) => ({
+      url: image.url == null ? undefined : imageUrl(image.url), b64Json: image.b64_json ?? undefined, width: req.width, height: req.height,
+    })),
   };
 }
 
