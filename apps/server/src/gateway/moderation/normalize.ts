@@ -20,8 +20,18 @@ const CONFUSABLES: Record<string, string> = {
   օ: "o", ո: "n", ս: "u", հ: "h",
   // Latin letters outside ASCII that NFKD does not fold
   ɑ: "a", ɡ: "g", ı: "i", ȷ: "j", ɩ: "i", ʏ: "y", ᴅ: "d",
+  // small capitals, what "small caps" text generators type ("ᴘᴏʀɴ")
+  ᴀ: "a", ʙ: "b", ᴄ: "c", ᴇ: "e", ꜰ: "f", ɢ: "g", ʜ: "h", ɪ: "i", ᴊ: "j", ᴋ: "k", ʟ: "l", ᴍ: "m", ɴ: "n", ᴏ: "o", ᴘ: "p",
+  ꞯ: "q", ʀ: "r", ꜱ: "s", ᴛ: "t", ᴜ: "u", ᴠ: "v", ᴡ: "w", ᴢ: "z",
 };
 const CONFUSABLE_CHARS = new RegExp(`[${Object.keys(CONFUSABLES).join("")}]`, "gu");
+
+/** Negative circled and negative squared capitals (🅝, 🅽), which NFKD leaves alone (the circled and squared ones it folds). */
+const ENCLOSED_CAPITALS = /[\u{1F150}-\u{1F169}\u{1F170}-\u{1F189}]/gu;
+const enclosedLetter = (c: string): string => {
+  const code = c.codePointAt(0) ?? 0;
+  return String.fromCharCode(97 + ((code - 0x1f150) % 0x20));
+};
 
 /**
  * Characters that render as nothing: format characters (zero-width space/joiners, word joiner, BOM, soft hyphen,
@@ -39,7 +49,8 @@ export function foldText(input: string): string {
     .replace(INVISIBLE, "")
     .normalize("NFKD")
     .replace(/\p{M}+/gu, "")
-    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c);
+    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c)
+    .replace(ENCLOSED_CAPITALS, enclosedLetter);
 }
 
 /**

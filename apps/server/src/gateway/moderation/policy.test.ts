@@ -416,4 +416,16 @@ describe("local image policy", () => {
     expect(normalizeText("\u0261\u043e\u043e\u0501")).toBe("good");
     expect(foldText("John\u200b Smith's")).toBe("John Smith's");
   });
+
+  // "Fancy text" look-alikes a black-box audit saw answered 200, charged and sent upstream.
+  it("folds small capitals and negative circled or squared letters to Latin", () => {
+    expect(normalizeText("\u1d18\u1d0f\u0280\u0274 \ua731\u1d21\u1d00\ua731\u1d1b\u026a\u1d0b\u1d00 \u1d18\u026a\u1d0b\u1d00\u1d04\u029c\u1d1c")).toBe("porn swastika pikachu");
+    expect(normalizeText("\u{1F17D}\u{1F184}\u{1F173}\u{1F174} \u{1F15D}\u{1F164}\u{1F153}\u{1F154}")).toBe("nude nude");
+    for (const [prompt, category] of [
+      ["a \u0274\u1d1c\u1d05\u1d07 woman", "sexual"], ["\u0262\u1d0f\u0280\u1d07 everywhere", "violence"],
+      ["a \u0274\u1d00\u1d22\u026a \ua730\u029f\u1d00\u0262", "hate"], ["\u{1F17F}\u{1F178}\u{1F17A}\u{1F170}\u{1F172}\u{1F177}\u{1F184} in Paris", "intellectual_property"],
+    ]) expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
+    // a flag emoji (regional indicators) is not a letter: "a \u{1F1F8}\u{1F1F8} flag" is South Sudan's, not the SS's
+    expect(checkLocalPolicy("a \u{1F1F8}\u{1F1F8} flag, a \u1d04\u1d00\u1d1b on a \ua731\u1d0f\ua730\u1d00")).toEqual({ flagged: false });
+  });
 });
