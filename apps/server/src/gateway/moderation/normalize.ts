@@ -26,11 +26,16 @@ const CONFUSABLES: Record<string, string> = {
 };
 const CONFUSABLE_CHARS = new RegExp(`[${Object.keys(CONFUSABLES).join("")}]`, "gu");
 
-/** Negative circled and negative squared capitals (🅝, 🅽), which NFKD leaves alone (the circled and squared ones it folds). */
-const ENCLOSED_CAPITALS = /[\u{1F150}-\u{1F169}\u{1F170}-\u{1F189}]/gu;
+/**
+ * Enclosed letters NFKD does not fold to a plain letter: parenthesized ones (⒩, 🄝), which it turns into "(n)", and
+ * negative circled and squared capitals (🅝, 🅽), which it leaves alone. The first code point of each run of a to z.
+ */
+const ENCLOSED_LETTERS = /[\u249c-\u24b5\u{1F110}-\u{1F129}\u{1F150}-\u{1F169}\u{1F170}-\u{1F189}]/gu;
+const ENCLOSED_RUNS = [0x249c, 0x1f110, 0x1f150, 0x1f170];
 const enclosedLetter = (c: string): string => {
   const code = c.codePointAt(0) ?? 0;
-  return String.fromCharCode(97 + ((code - 0x1f150) % 0x20));
+  const start = ENCLOSED_RUNS.find((first) => code >= first && code < first + 26) ?? code;
+  return String.fromCharCode(97 + code - start);
 };
 
 /**
@@ -47,10 +52,10 @@ const INVISIBLE = /[\p{Cf}\u115f\u1160\u3164\uffa0]/gu;
 export function foldText(input: string): string {
   return input
     .replace(INVISIBLE, "")
+    .replace(ENCLOSED_LETTERS, enclosedLetter)
     .normalize("NFKD")
     .replace(/\p{M}+/gu, "")
-    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c)
-    .replace(ENCLOSED_CAPITALS, enclosedLetter);
+    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c);
 }
 
 /**

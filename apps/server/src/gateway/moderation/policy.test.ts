@@ -425,6 +425,8 @@ describe("local image policy", () => {
       ["a \u0274\u1d1c\u1d05\u1d07 woman", "sexual"], ["\u0262\u1d0f\u0280\u1d07 everywhere", "violence"],
       ["a \u0274\u1d00\u1d22\u026a \ua730\u029f\u1d00\u0262", "hate"], ["\u{1F17F}\u{1F178}\u{1F17A}\u{1F170}\u{1F172}\u{1F177}\u{1F184} in Paris", "intellectual_property"],
     ]) expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category });
+    // parenthesized letters, which NFKD turns into "(n)(u)(d)(e)"
+    expect(normalizeText("\u24a9\u24b0\u249f\u24a0 \u{1F11D}\u{1F124}\u{1F113}\u{1F114} (a) b")).toBe("nude nude | a | b");
     // a flag emoji (regional indicators) is not a letter: "a \u{1F1F8}\u{1F1F8} flag" is South Sudan's, not the SS's
     expect(checkLocalPolicy("a \u{1F1F8}\u{1F1F8} flag, a \u1d04\u1d00\u1d1b on a \ua731\u1d0f\ua730\u1d00")).toEqual({ flagged: false });
   });
