@@ -190,7 +190,7 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
 
   const policyLabel = {
     violence: "violence and gore", hate: "hateful or discriminatory imagery", sexual: "explicit sexual content",
-    intellectual_property: "content infringing intellectual property",
+    intellectual_property: "content infringing intellectual property", personal_information: "personal or private information",
   };
   type PolicyCategory = keyof typeof policyLabel;
 
@@ -342,6 +342,17 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
       ["/api/v1/imageA/generate", { prompt: "a \u{1F11D}\u{1F124}\u{1F113}\u{1F114} woman" }, "sexual"],
     ]);
     const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a \u1d04\u1d00\u1d1b on a \ua731\u1d0f\ua730\u1d00" });
+    expect(res.status).toBe(200);
+  });
+
+  it("a named person's home address, phone number or medical records, asked for with a possessive, is 400 content_policy_violation, never sent upstream, free", async () => {
+    const user = await fundedUser(server, 1);
+    await expectRefusedFree(user.key, user.userId, [
+      ["/api/v1/imageB.1", { prompt: "Taylor Swift's home address written on an envelope" }, "personal_information"],
+      ["/api/v1/imageA/generate", { prompt: "John Smith's phone number on a sticky note" }, "personal_information"],
+      ["/api/v1/task", { model: "imageB-1-dev", prompt: "Jane Doe's medical records on a desk" }, "personal_information"],
+    ]);
+    const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "the restaurant's phone number on a neon sign" });
     expect(res.status).toBe(200);
   });
 

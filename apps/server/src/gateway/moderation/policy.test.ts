@@ -417,6 +417,17 @@ describe("local image policy", () => {
     expect(foldText("John\u200b Smith's")).toBe("John Smith's");
   });
 
+  // A named person's private data asked for with a possessive, as "home address of <Name>" is: served and charged in a black-box audit.
+  it("flags a named person's home address, phone number or medical records, not a business's or nobody's in particular", () => {
+    for (const prompt of ["Taylor Swift's home address", "John Smith's phone number", "Elon Musk's cell phone number", "Jane Doe's medical records"]) {
+      expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category: "personal_information" });
+    }
+    for (const prompt of ["the restaurant's phone number on a sign", "my mom's phone number on a napkin", "someone's phone number",
+      "Lincoln's Gettysburg address", "children's medical records folder", "a phone number on a billboard"]) {
+      expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
+    }
+  });
+
   // "Fancy text" look-alikes a black-box audit saw answered 200, charged and sent upstream.
   it("folds small capitals and negative circled or squared letters to Latin", () => {
     expect(normalizeText("\u1d18\u1d0f\u0280\u0274 \ua731\u1d21\u1d00\ua731\u1d1b\u026a\u1d0b\u1d00 \u1d18\u026a\u1d0b\u1d00\u1d04\u029c\u1d1c")).toBe("porn swastika pikachu");

@@ -182,6 +182,13 @@ const ANYONE = any(
 // "<Name>'s passport" (normalized "john smith s passport"), unless the possessor follows a determiner: "a traveler's
 // passport", "my neighbour's passport" and "her passport" are props in a scene.
 const NAMED_PERSONS_DOCUMENT = words(`(?<!(?:^| )${DETERMINER}(?: [a-z]+)? )(?!${ANYONE} )[a-z]+ s ${DOCUMENT}`);
+/** Someone's private data, asked for as "<Name>'s …" as "… of <Name>" is a term ("home address of"); "address" alone is also a speech. */
+const PRIVATE_DATA = any(
+  "home address", "home addresses", "street address", "phone number", "phone numbers", "telephone number", "mobile number",
+  "cell number", "cell phone number", "medical records", "medical record",
+);
+const ANY_GROUP = any("children", "kids", "people", "men", "women", "patient", "patients", "students", "customers", "employees");
+const NAMED_PERSONS_PRIVATE_DATA = words(`(?<!(?:^| )${DETERMINER}(?: [a-z]+)? )(?!(?:${ANYONE}|${ANY_GROUP}) )[a-z]+ s ${PRIVATE_DATA}`);
 /** "passport of Canada" is a country's passport, not a person's. */
 const COUNTRY = any(
   "afghanistan", "albania", "america", "britain", "great britain", "netherlands", "philippines", "united states",
@@ -255,6 +262,7 @@ export const CONTEXT_RULES: ContextRule[] = [
   // the horny toad and horned lizards are animals
   { category: "sexual", name: "horny", pattern: words("horny(?! (?:toad|toads|lizard|lizards))") },
   { category: "personal_information", name: "named person's document", pattern: NAMED_PERSONS_DOCUMENT },
+  { category: "personal_information", name: "named person's private data", pattern: NAMED_PERSONS_PRIVATE_DATA },
   { category: "personal_information", name: "document of a person", pattern: DOCUMENT_OF_PERSON },
   { category: "personal_information", name: "document details", pattern: DOCUMENT_DETAILS },
   { category: "personal_information", name: "document with details", pattern: DOCUMENT_WITH_DETAILS },
