@@ -345,12 +345,14 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(res.status).toBe(200);
   });
 
-  it("a named person's home address, phone number or medical records, asked for with a possessive, is 400 content_policy_violation, never sent upstream, free", async () => {
+  it("a named person's home address, phone number or medical records asked for with a possessive, or a phone number in the international form, is 400 content_policy_violation, never sent upstream, free", async () => {
     const user = await fundedUser(server, 1);
     await expectRefusedFree(user.key, user.userId, [
       ["/api/v1/imageB.1", { prompt: "Taylor Swift's home address written on an envelope" }, "personal_information"],
       ["/api/v1/imageA/generate", { prompt: "John Smith's phone number on a sticky note" }, "personal_information"],
       ["/api/v1/task", { model: "imageB-1-dev", prompt: "Jane Doe's medical records on a desk" }, "personal_information"],
+      // and a phone number in the international form
+      ["/api/v1/imageB.1", { prompt: "a business card with +44 20 7946 0958" }, "personal_information"],
     ]);
     const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "the restaurant's phone number on a neon sign" });
     expect(res.status).toBe(200);

@@ -428,6 +428,15 @@ describe("local image policy", () => {
     }
   });
 
+  it("flags phone numbers in the international form, not other numbers after a plus", () => {
+    for (const prompt of ["call +44 20 7946 0958", "+33 6 12 34 56 78 on a card", "+49-30-1234567", "+91 98765 43210"]) {
+      expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category: "personal_information" });
+    }
+    for (const prompt of ["a sword with +20 damage", "+5 strength, +3 agility", "temperature +25 degrees", "a +2 3 4 bonus", "C++ 2024 logo"]) {
+      expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
+    }
+  });
+
   // "Fancy text" look-alikes a black-box audit saw answered 200, charged and sent upstream.
   it("folds small capitals and negative circled or squared letters to Latin", () => {
     expect(normalizeText("\u1d18\u1d0f\u0280\u0274 \ua731\u1d21\u1d00\ua731\u1d1b\u026a\u1d0b\u1d00 \u1d18\u026a\u1d0b\u1d00\u1d04\u029c\u1d1c")).toBe("porn swastika pikachu");

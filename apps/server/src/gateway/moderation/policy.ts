@@ -90,6 +90,7 @@ export function checkLocalPolicy(...texts: Array<string | undefined | null>): Mo
       const m = pattern.exec(folded);
       if (!m) continue;
       if (name === "payment card number" && !luhnValid(m[0].replace(/\D/g, ""))) continue;
+      if (name === "international phone number" && !/^\d{8,15}$/.test(m[0].replace(/\D/g, ""))) continue;
       return { flagged: true, category: "personal_information", match: name };
     }
   }
