@@ -699,6 +699,35 @@ describe("task and image endpoints: every modality, exact charges", () => {
     }
   });
 
+  it("a file part with no Content-Type (Python requests' files=) or text/plain, the form default, is taken when its bytes are audio", async () => {
+    // RFC 7578 reads a part without a type as text/plain, and so does the form parser: such uploads were 400
+    const send = (typeHeader: string, audio: Buffer) => fetch(`${server.url}/api/v1/task`, {
+      method: "POST", headers: { ...authHeaders(user.key, false), "content-type": "multipart/form-data; boundary=b0undary" },
+      body: Buffer.concat([
+        Buffer.from('--b0undary\r\nContent-Disposition: form-data; name="model"\r\n\r\nspeechvendor-stt\r\n'),
+        Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="audio"; filename="clip.mp3"\r\n${typeHeader}\r\n`), audio,
+        Buffer.from("\r\n--b0undary--\r\n"),
+      ]),
+    });
+    for (const typeHeader of ["", "Content-Type: text/plain\r\n"]) {
+      fakes.speech.failNext(1, { kind: "status", status: 200, body: { language_code: "en", text: "", words: [] } });
+      const { res, body, cost } = await charged(() => send(typeHeader, pcmWav(5)));
+      expect({ typeHeader, status: res.status }).toEqual({ typeHeader, status: 200 });
+      expect(body).toMatchObject({ object: "transcription", duration_seconds: 5 });
+      expect(cost).toBe(5 * 100);
+      const sent = fakes.speech.lastRequest()?.form?.get("file");
+      expect(sent instanceof Blob && Buffer.from(await sent.arrayBuffer()).equals(pcmWav(5))).toBe(true);
+    }
+    // without a type, bytes that are not audio are refused before any upstream call
+    const calls = fakes.speech.requests.length;
+    const before = await balanceMicros(server, user.userId);
+    const text = await send("", Buffer.from("just some notes, not audio"));
+    expect(text.status).toBe(400);
+    expect((await readJson(text)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'audio'") });
+    expect(await balanceMicros(server, user.userId)).toBe(before);
+    expect(fakes.speech.requests.length).toBe(calls);
+  });
+
   it("malformed JSON 400, wrong content type 415, JSON over 1 MB 413", async () => {
     const bad = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: authHeaders(user.key), body: "{nope" });
     expect(bad.status).toBe(400);

@@ -1,6 +1,6 @@
 import type { ModelDefinition } from "@gw/config";
 import type { AudioResult, GeneratedImage, ImageRequest, TranscriptionResult, VoiceSettings } from "@gw/providers";
-import { AppError } from "@gw/shared";
+import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
 import { declaredAudioSeconds, heldAudioSeconds, producedAudioSeconds } from "../money/audio-duration";
@@ -51,6 +51,17 @@ export interface UploadedAudio {
   data: Buffer;
   filename: string;
   contentType: string;
+  /** sent without a type of its own (or as text/plain, the form default): only audio the gateway can read is taken */
+  untyped: boolean;
+}
+
+/** Seconds of audio an upload declares (see declaredAudioSeconds); an untyped upload must be readable audio. */
+async function uploadSeconds(audio: UploadedAudio): Promise<number | undefined> {
+  const declared = await declaredAudioSeconds(audio.data, audio.untyped ? undefined : audio.contentType);
+  if (audio.untyped && declared === undefined) {
+    throw invalidParameter("audio", "must be an audio or video file: it was sent as text/plain (or without a type) and its bytes are not audio the gateway can read; declare its type (audio/…)");
+  }
+  return declared;
 }
 
 /**
@@ -64,7 +75,7 @@ export async function runSpeechToSpeech(
   meta: RequestMeta,
   call: { model: ModelDefinition; voice: string; audio: UploadedAudio; voiceSettings?: VoiceSettings; outputFormat?: string },
 ): Promise<{ audio: AudioResult; cost: number; seconds: number }> {
-  const declared = await declaredAudioSeconds(call.audio.data, call.audio.contentType);
+  const declared = await uploadSeconds(call.audio);
   const held = heldAudioSeconds(call.audio.data.length, declared);
   await deps.providers.checkVoice(call);
   let seconds = held;
@@ -93,7 +104,7 @@ export async function runSpeechToText(
   meta: RequestMeta,
   call: { model: ModelDefinition; audio: UploadedAudio },
 ): Promise<{ transcription: TranscriptionResult; cost: number }> {
-  const declared = await declaredAudioSeconds(call.audio.data, call.audio.contentType);
+  const declared = await uploadSeconds(call.audio);
   const held = heldAudioSeconds(call.audio.data.length, declared);
   let seconds = 0;
   const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {

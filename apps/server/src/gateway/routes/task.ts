@@ -28,6 +28,11 @@ function speechTask(model: ModelDefinition): SpeechTask {
  * sent upstream to be held for and billed.
  */
 const AUDIO_TYPE = /^(?:audio\/|video\/|application\/(?:octet-stream|ogg|mp4)(?:;|$)|$)/i;
+/**
+ * A file part without a Content-Type is text/plain (RFC 7578 4.4), and the form parser reports it so: Python
+ * requests' `files=` sends uploads that way. So text/plain is taken as no type, with the bytes to prove it audio.
+ */
+const UNTYPED = /^text\/plain(?:;|$)/i;
 
 function uploadedAudio(req: Request): UploadedAudio {
   const file = req.file;
@@ -38,10 +43,12 @@ function uploadedAudio(req: Request): UploadedAudio {
     }
     throw missingParameter("audio");
   }
-  if (!AUDIO_TYPE.test(file.mimetype.trim())) {
+  const type = file.mimetype.trim();
+  const untyped = UNTYPED.test(type);
+  if (!untyped && !AUDIO_TYPE.test(type)) {
     throw invalidParameter("audio", `must be an audio or video file, not ${JSON.stringify(file.mimetype.slice(0, 100))}`);
   }
-  return { data: file.buffer, filename: file.originalname || "audio", contentType: file.mimetype || "application/octet-stream" };
+  return { data: file.buffer, filename: file.originalname || "audio", contentType: untyped || type === "" ? "application/octet-stream" : file.mimetype, untyped };
 }
 
 interface TaskContext {
