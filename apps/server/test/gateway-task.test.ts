@@ -222,6 +222,17 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(cost).toBe(Math.ceil((22 * 15_000) / 1000));
   });
 
+  it("text-to-speech: the 10,000-character limit counts characters as billing does (an emoji is one), not UTF-16 units", async () => {
+    const emoji = "\u{1F44D}".repeat(10_000); // 10,000 characters, 20,000 UTF-16 units
+    const { res, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: emoji, voice: "Rachel" }));
+    expect(res.status).toBe(200);
+    expect(cost).toBe(Math.ceil((10_000 * 15_000) / 1000));
+    const over = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: `${emoji}a`, voice: "Rachel" }));
+    expect(over.res.status).toBe(400);
+    expect(over.body.error).toMatchObject({ code: "invalid_parameter", message: "Invalid parameter 'text': must have at most 10000 characters." });
+    expect(over.cost).toBe(0);
+  });
+
   it("speech-to-text (multipart): transcription billed per started second", async () => {
     const audio = Buffer.alloc(40_000, 1); // the fake reads 16,000 bytes per second: 2.5 s -> 3 s
     const { res, body, cost } = await charged(() => fetch(`${server.url}/api/v1/task`, { method: "POST", headers: authHeaders(user.key, false), body: audioForm({ model: "speechvendor-stt" }, audio) }));
