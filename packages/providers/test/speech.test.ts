@@ -63,6 +63,27 @@ describe("text-to-speech", () => {
     }
   });
 
+  it("keeps answering from the expired list while the voices endpoint fails, and takes the new list once it answers", async () => {
+    const gateway = createProviderGateway(h.config, { voices: { ttlMs: 0, missRefreshMs: 60_000 } });
+    try {
+      await tts("Rachel", gateway);
+      h.fakes.speech.failNext(5, { kind: "status", status: 503 }, { path: "/v1/voices" });
+      await expect(tts("Rachel", gateway)).resolves.toMatchObject({ contentType: "audio/mpeg" });
+      h.fakes.speech.failNext(1, { kind: "hang" }, { path: "/v1/voices" });
+      await expect(tts("Bella", gateway)).resolves.toMatchObject({ contentType: "audio/mpeg" });
+      // the voices endpoint is back: a voice added there is found once the background fetch has landed
+      h.fakes.clearAll();
+      h.fakes.speech.voices.push({ voice_id: "newvoice456", name: "Yara" });
+      await tts("Rachel", gateway);
+      await expect.poll(() => h.fakes.speech.requests.filter((r) => r.path === "/v1/voices").length).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await expect(tts("Yara", gateway)).resolves.toMatchObject({ contentType: "audio/mpeg" });
+    } finally {
+      h.fakes.speech.voices.pop();
+      await gateway.close();
+    }
+  });
+
   it("rejects a non-audio 200 and a body truncated past the retries, and retries one truncated body", async () => {
     await tts("Rachel");
     h.fakes.speech.failNext(1, { kind: "wrong-shape" }, { path: "/v1/text-to-speech" });

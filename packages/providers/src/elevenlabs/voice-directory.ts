@@ -1,5 +1,5 @@
-// Voice name → voice id, from GET {base}/v1/voices, cached. A miss refreshes the list once (rate-limited)
-// so that a voice added upstream is found without a restart.
+// Voice name → voice id, from GET {base}/v1/voices, cached and refreshed in the background once expired. A miss
+// refreshes the list once (rate-limited) so that a voice added upstream is found without a restart.
 import { Cancellation } from "@gw/shared";
 import { invalidParameter } from "@gw/shared";
 import type { Endpoint } from "../endpoint";
@@ -36,10 +36,15 @@ export class VoiceDirectory {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** The upstream voice id of a name (exact, else case-insensitive); unknown: 400 invalid_parameter naming it. */
+  /**
+   * The upstream voice id of a name (exact, else case-insensitive); unknown: 400 invalid_parameter naming it.
+   * Only the first lookup waits for the list: once it has expired, the cached one answers while one background
+   * fetch replaces it, so a voices endpoint that fails or hangs for a while does not take speech down with it.
+   */
   async resolve(endpoint: Endpoint, name: string): Promise<string> {
     let entry = this.cache.get(endpoint.baseUrl);
-    if (!entry || this.now() - entry.fetchedAt > this.timing.ttlMs) entry = await this.refresh(endpoint);
+    if (!entry) entry = await this.refresh(endpoint);
+    else if (this.now() - entry.fetchedAt > this.timing.ttlMs) this.refresh(endpoint).catch(() => undefined);
     let id = findVoice(entry.voices, name);
     if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs) {
       id = findVoice((await this.refresh(endpoint)).voices, name);
