@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
 import type { FakeStripe } from "@gw/test-support/fake-stripe";
-import { call, verifiedUser } from "./auth-helpers";
+import { call, mailsTo, verifiedUser } from "./auth-helpers";
 import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent, webhookStand } from "./billing-support";
 import type { TestServer } from "./harness";
 
@@ -308,6 +308,30 @@ describe("POST /api/billing/webhook", () => {
       const state = await billing.subscription(ctx(), userId);
       expect(state.subscription?.status).toBe("past_due");
       expect(await ctx().ledger.balance(userId)).toBe(0);
+    });
+
+    it("gives no plan for a failed first invoice: the subscription stays incomplete, not past_due", async () => {
+      // Stripe: a subscription whose first invoice fails is `incomplete` (never paid); past_due is a failed renewal
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const key = await call(server, "POST", "/api/keys", { cookie: user.cookie, body: { name: "k" } });
+      const team = (await subscribed(newUser(), "team")).items as { data: Array<{ price: { id: string } }> };
+      const subId = `sub_incomplete_${newId("x")}`;
+      const firstInvoice = { id: `in_first_${newId("x")}`, object: "invoice", customer: null, billing_reason: "subscription_create",
+        status: "open", amount_due: 10_000, currency: "usd", lines: { data: [{ amount: 10_000, pricing: { price_details: { price: team.data[0]?.price.id } } }] },
+        parent: { type: "subscription_details", subscription_details: { subscription: subId, metadata: { user_id: user.id, plan_id: "team" } } } };
+      expect((await deliver(server, stripeEvent("invoice.payment_failed", firstInvoice, { created: nowSeconds() }))).status).toBe(200);
+      const view = await call(server, "GET", "/api/billing/subscription", { cookie: user.cookie });
+      expect(view.body).toMatchObject({ subscription: null, plan: { id: "free" } });
+      const res = await fetch(`${server.url}/api/v1/models`, { headers: { authorization: `Bearer ${key.body.key as string}` } });
+      expect(res.headers.get("x-ratelimit-limit")).toBe(String(ctx().config.plans.find((p) => p.id === "free")?.requestsPerMinute));
+      // the subscription Stripe reports as incomplete, then a later failed retry of that invoice: still no plan
+      const incomplete = { id: subId, object: "subscription", status: "incomplete", customer: `cus_x_${newId("x")}`, metadata: { user_id: user.id, plan_id: "team" }, items: team };
+      expect((await deliver(server, stripeEvent("customer.subscription.created", incomplete, { created: nowSeconds() + 1 }))).status).toBe(200);
+      const retry = { ...firstInvoice, billing_reason: "manual" };
+      expect((await deliver(server, stripeEvent("invoice.payment_failed", retry, { created: nowSeconds() + 60 }))).status).toBe(200);
+      expect((await ctx().plans.planFor(user.id)).id).toBe("free");
+      expect(mailsTo(server, user.email).filter((m) => m.subject.includes("payment failed"))).toEqual([]);
     });
 
     it("keeps a cancellation at period end through a later failed retry of the invoice", async () => {

@@ -5,7 +5,7 @@ import { grantPurchase } from "../purchases";
 import type { BillingRuntime } from "../runtime";
 import type { Purchase } from "../store/purchases";
 import { isKnownUser, metadataUserId, planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
-import { currentStates, toSubscriptionStatus, type SubscriptionSnapshot } from "../subscription-state";
+import { currentStates, toSubscriptionStatus, type SubscriptionSnapshot, type SubscriptionStatus } from "../subscription-state";
 
 /** Stripe's largest charge amount (999,999.99 in a two-decimal currency). */
 const MAX_STRIPE_CENTS = 99_999_999;
@@ -168,17 +168,25 @@ export async function onInvoicePaid(rt: BillingRuntime, invoice: Stripe.Invoice)
   return result.applied ? `plan credits for ${invoice.id}` : `already credited ${invoice.id}`;
 }
 
+/**
+ * The state a failed invoice leaves: a subscription never paid (its first invoice, or one still `incomplete`) stays
+ * `incomplete`, which carries no plan (Stripe: past_due is a renewal that failed); any other is past_due.
+ */
+const statusAfterFailure = (invoice: Stripe.Invoice, latest: SubscriptionSnapshot | undefined): SubscriptionStatus =>
+  invoice.billing_reason === "subscription_create" || latest?.status === "incomplete" ? "incomplete" : "past_due";
+
 /** invoice.payment_failed: the subscription is past_due (unless a newer state says otherwise) and the user is told. */
 export async function onInvoiceFailed(rt: BillingRuntime, event: Stripe.Event, invoice: Stripe.Invoice): Promise<Outcome> {
   const ctx = await invoiceContext(rt, invoice);
   if (!ctx || !ctx.planId) return "ignored: invoice of an unknown subscription or user";
   const plan = findPlan(rt.config, ctx.planId);
+  const status = statusAfterFailure(invoice, ctx.latest);
   await rt.stores.snapshots.insert({
     id: `evt:${event.id}`,
     subscriptionId: ctx.subscriptionId,
     userId: ctx.userId,
     planId: ctx.planId,
-    status: "past_due",
+    status,
     at: event.created,
     periodStart: ctx.latest?.periodStart,
     periodEnd: ctx.latest?.periodEnd,
@@ -186,6 +194,8 @@ export async function onInvoiceFailed(rt: BillingRuntime, event: Stripe.Event, i
     cancelAtPeriodEnd: ctx.latest?.cancelAtPeriodEnd,
   }, rt.now());
   rt.plans.invalidate(ctx.userId);
+  // the payer of a first payment is at the checkout or the API call that failed, and no plan stays active to warn about
+  if (status === "incomplete") return `subscription ${ctx.subscriptionId} incomplete: first payment failed`;
   const details = { planName: plan?.name ?? ctx.planId, amountDue: (invoice.amount_due ?? 0) / 100, currency: invoice.currency ?? "usd" };
   if (rt.billingNotifier) {
     try {
