@@ -5,3 +5,4 @@ export * from "./money";
 export * from "./cancellation";
 export * from "./validation";
 export * from "./nul-bytes";
+export * from "./characters";

@@ -1,6 +1,6 @@
 import type { ModelDefinition } from "@gw/config";
 import type { AudioResult, GeneratedImage, ImageRequest, TranscriptionResult, VoiceSettings } from "@gw/providers";
-import { AppError, invalidParameter } from "@gw/shared";
+import { AppError, characterCount, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { moderateImagePrompt } from "../moderation/index";
 import { declaredAudioSeconds, heldAudioSeconds, producedAudioSeconds } from "../money/audio-duration";
@@ -36,7 +36,7 @@ export async function runTextToSpeech(
   meta: RequestMeta,
   call: { model: ModelDefinition; text: string; voice: string; voiceSettings?: VoiceSettings; outputFormat?: string },
 ): Promise<{ audio: AudioResult; cost: number }> {
-  const characters = [...call.text].length;
+  const characters = characterCount(call.text);
   const price = characterCost(call.model, characters);
   // an unknown voice is a 400 whatever the balance: checked before the hold (a 402 would hide it)
   await deps.providers.checkVoice(call);

@@ -1,10 +1,11 @@
 import type { ChatMessage } from "@gw/providers";
-import { VISIBLE_CHARACTER } from "@gw/shared";
+import { VISIBLE_CHARACTER, characterCount } from "@gw/shared";
 import { z } from "zod";
 
 /** Strings never carry NUL bytes (CONTRACT 7b). */
-export const safeString = (max: number) =>
-  z.string().max(max).refine((s) => !s.includes("\u0000"), { message: "must not contain NUL bytes" });
+const withoutNul = (schema: z.ZodString) => schema.refine((s) => !s.includes("\u0000"), { message: "must not contain NUL bytes" });
+
+export const safeString = (max: number) => withoutNul(z.string().max(max));
 
 export const MAX_MESSAGES = 500;
 export const MAX_MESSAGE_CHARS = 400_000;
@@ -73,17 +74,15 @@ export const message = z.object({
 export const messages = z.array(message).min(1).max(MAX_MESSAGES);
 
 /**
- * At most `max` characters counted as code points, as speech text is billed (an emoji is one character, not the two
+ * At most `max` characters counted as speech text is billed (characterCount: an emoji is one character, not the two
  * UTF-16 units `z.string().max` counts). Only a string longer than `max` units needs counting.
  */
 const maxCharacters = (max: number) => z.string().superRefine((s, ctx) => {
-  if (s.length > max && (s.length > 2 * max || [...s].length > max)) ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: s });
+  if (s.length > max && (s.length > 2 * max || characterCount(s) > max)) ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: s });
 });
 
 /** Text billed per request (an image prompt, speech text) must show something: blank to the eye is empty. */
 export const visibleText = (max: number) =>
-  maxCharacters(max)
-    .refine((s) => !s.includes("\u0000"), { message: "must not contain NUL bytes" })
-    .refine((s) => VISIBLE_CHARACTER.test(s), { message: "must not be empty" });
+  withoutNul(maxCharacters(max)).refine((s) => VISIBLE_CHARACTER.test(s), { message: "must not be empty" });
 
 export const imagePrompt = visibleText(MAX_PROMPT_CHARS);
