@@ -88,30 +88,20 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
 }
 
 /**
- * busboy decodes form fields leniently, turning bytes that are not UTF-8 into U+FFFD, and keeps no trace of the
- * original bytes; so a replacement character in a field is read as the mark of such bytes, and refused as a JSON
- * body that is not UTF-8 is (CONTRACT 7b) rather than sent upstream garbled and charged.
+ * Each form field is one piece of UTF-8 text, checked in one pass over the fields:
+ * - multer reads bracketed names (`messages[0][role]`, `prompt[]`) into arrays and objects, and a name sent twice
+ *   into an array: such a field is refused naming it before anything walks its value, since `messages[4294967294]`
+ *   makes a sparse array of four billion slots that any loop over it (a check, a fingerprint) would block the server
+ *   on for minutes;
+ * - busboy decodes fields leniently, turning bytes that are not UTF-8 into U+FFFD, and keeps no trace of the original
+ *   bytes; so a replacement character in a field is read as the mark of such bytes, and refused as a JSON body that is
+ *   not UTF-8 is (CONTRACT 7b) rather than sent upstream garbled and charged.
  */
-function nonUtf8FieldError(body: unknown): AppError | undefined {
-  if (typeof body !== "object" || body === null) return undefined;
-  for (const [name, value] of Object.entries(body)) {
-    if (typeof value === "string" && value.includes("\uFFFD")) {
-      return new AppError("invalid_parameter", `Invalid parameter '${name}': must be UTF-8 text.`);
-    }
-  }
-  return undefined;
-}
-
-/**
- * A form field is one piece of text. multer reads bracketed names (`messages[0][role]`, `prompt[]`) into arrays and
- * objects, and a name sent twice into an array: such a field is refused naming it before anything walks its value,
- * since `messages[4294967294]` makes a sparse array of four billion slots that any loop over it (a check, a
- * fingerprint) would block the server on for minutes.
- */
-function nonTextFieldError(body: unknown): AppError | undefined {
+function formFieldError(body: unknown): AppError | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   for (const [name, value] of Object.entries(body)) {
     if (typeof value !== "string") return invalidParameter(name, "must be sent once, as one text field (objects and arrays as a JSON string)");
+    if (value.includes("\uFFFD")) return invalidParameter(name, "must be UTF-8 text");
   }
   return undefined;
 }
@@ -135,7 +125,7 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
   return [
     bodyIdleTimeout(idleMs, (req, res, next) => {
       if (req.is("multipart/form-data")) {
-        upload(req, res, (err: unknown) => next(err === undefined ? audioAsFieldError(req.body) ?? nonTextFieldError(req.body) ?? nonUtf8FieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
+        upload(req, res, (err: unknown) => next(err === undefined ? audioAsFieldError(req.body) ?? formFieldError(req.body) : multerError(err, audioLimitBytes, jsonLimitBytes)));
         return;
       }
       if (req.is("application/json")) {
