@@ -432,6 +432,10 @@ describe("local image policy", () => {
     for (const prompt of ["call +44 20 7946 0958", "+33 6 12 34 56 78 on a card", "+49-30-1234567", "+91 98765 43210"]) {
       expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category: "personal_information" });
     }
+    // a short number first does not hide a phone or card number after it
+    for (const prompt of ["a +2 3 4 bonus, call +44 20 7946 0958", "card 1234 5678 9012 3456 or 4111 1111 1111 1111"]) {
+      expect(checkLocalPolicy(prompt)).toMatchObject({ flagged: true, category: "personal_information" });
+    }
     for (const prompt of ["a sword with +20 damage", "+5 strength, +3 agility", "temperature +25 degrees", "a +2 3 4 bonus", "C++ 2024 logo"]) {
       expect(checkLocalPolicy(prompt)).toEqual({ flagged: false });
     }

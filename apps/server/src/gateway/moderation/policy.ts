@@ -23,6 +23,24 @@ function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/**
+ * Patterns whose match is personal data only when its digits pass a check. Every match is tried, not the first:
+ * "+2 3 4" or a number failing Luhn before a real phone or card number must not hide it.
+ */
+const DIGIT_CHECKS = new Map<string, (digits: string) => boolean>([
+  ["payment card number", luhnValid],
+  ["international phone number", (digits) => digits.length >= 8 && digits.length <= 15],
+]);
+const ALL_MATCHES = new Map(PERSONAL_PATTERNS.map(({ name, pattern }) => [name, new RegExp(pattern.source, "g")]));
+
+function personalMatch(name: string, pattern: RegExp, folded: string): boolean {
+  const check = DIGIT_CHECKS.get(name);
+  const all = ALL_MATCHES.get(name);
+  if (!check || !all) return pattern.test(folded);
+  for (const m of folded.matchAll(all)) if (check(m[0].replace(/\D/g, ""))) return true;
+  return false;
+}
+
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The harmless phrases as one whole-word regex; each match becomes a clause boundary. */
@@ -87,11 +105,7 @@ export function checkLocalPolicy(...texts: Array<string | undefined | null>): Mo
     }
     // Patterns read the folded text: invisible characters dropped and full-width digits folded, punctuation kept.
     for (const { name, pattern } of PERSONAL_PATTERNS) {
-      const m = pattern.exec(folded);
-      if (!m) continue;
-      if (name === "payment card number" && !luhnValid(m[0].replace(/\D/g, ""))) continue;
-      if (name === "international phone number" && !/^\d{8,15}$/.test(m[0].replace(/\D/g, ""))) continue;
-      return { flagged: true, category: "personal_information", match: name };
+      if (personalMatch(name, pattern, folded)) return { flagged: true, category: "personal_information", match: name };
     }
   }
   return { flagged: false };
