@@ -64,7 +64,7 @@ describe("text-to-speech", () => {
   });
 
   it("keeps answering from the expired list while the voices endpoint fails, and takes the new list once it answers", async () => {
-    const gateway = createProviderGateway(h.config, { voices: { ttlMs: 0, missRefreshMs: 60_000 } });
+    const gateway = createProviderGateway(h.config, { voices: { ttlMs: 0, missRefreshMs: 60_000, retryMs: 0 } });
     try {
       await tts("Rachel", gateway);
       h.fakes.speech.failNext(5, { kind: "status", status: 503 }, { path: "/v1/voices" });
@@ -80,6 +80,23 @@ describe("text-to-speech", () => {
       expect(h.fakes.speech.requests.filter((r) => r.path === "/v1/voices").length).toBeGreaterThan(0);
     } finally {
       h.fakes.speech.voices.pop();
+      await gateway.close();
+    }
+  });
+
+  it("after a failed background refresh, the expired list answers for retryMs without asking the voices endpoint again", async () => {
+    const gateway = createProviderGateway(h.config, { voices: { ttlMs: 0, missRefreshMs: 60_000, retryMs: 60_000 } });
+    const voiceFetches = () => h.fakes.speech.requests.filter((r) => r.path === "/v1/voices").length;
+    try {
+      await tts("Rachel", gateway);
+      // a refusal is not retried by the client: the one background refresh is one request
+      h.fakes.speech.failNext(100, { kind: "status", status: 401 }, { path: "/v1/voices" });
+      await tts("Rachel", gateway);
+      await expect.poll(voiceFetches).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const voice of ["Rachel", "Bella", "adam"]) await expect(tts(voice, gateway)).resolves.toMatchObject({ contentType: "audio/mpeg" });
+      expect(voiceFetches()).toBe(2);
+    } finally {
       await gateway.close();
     }
   });

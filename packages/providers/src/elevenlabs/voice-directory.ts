@@ -11,11 +11,13 @@ export interface VoiceDirectoryTiming {
   ttlMs: number;
   /** the least time between two refreshes caused by unknown names */
   missRefreshMs: number;
+  /** after a background refresh of an expired list failed, how long the expired list answers before the next try */
+  retryMs: number;
 }
 
 export const unknownVoice = (name: string) => invalidParameter("voice", `unknown voice '${name}'`);
 
-export const DEFAULT_VOICE_TIMING: VoiceDirectoryTiming = { ttlMs: 10 * 60_000, missRefreshMs: 30_000 };
+export const DEFAULT_VOICE_TIMING: VoiceDirectoryTiming = { ttlMs: 10 * 60_000, missRefreshMs: 30_000, retryMs: 5_000 };
 
 /** The shared voices fetch must not fail because the one request that started it went away. */
 const DETACHED = new Cancellation();
@@ -29,6 +31,8 @@ export class VoiceDirectory {
   private readonly cache = new Map<string, CacheEntry>();
   /** single flight: concurrent lookups share one upstream call */
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
+  /** when a background refresh last failed, per upstream: a failing voices endpoint is not asked on every lookup */
+  private readonly failedAt = new Map<string, number>();
 
   constructor(
     private readonly client: UpstreamClient,
@@ -44,7 +48,7 @@ export class VoiceDirectory {
   async resolve(endpoint: Endpoint, name: string): Promise<string> {
     let entry = this.cache.get(endpoint.baseUrl);
     if (!entry) entry = await this.refresh(endpoint);
-    else if (this.now() - entry.fetchedAt > this.timing.ttlMs) this.refresh(endpoint).catch(() => undefined);
+    else if (this.now() - entry.fetchedAt > this.timing.ttlMs) this.refreshInBackground(endpoint);
     let id = findVoice(entry.voices, name);
     if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs) {
       id = findVoice((await this.refresh(endpoint)).voices, name);
@@ -56,6 +60,15 @@ export class VoiceDirectory {
   /** Drops the cached list (the upstream refused one of its voices), so the next lookup fetches it again. */
   forget(endpoint: Endpoint): void {
     this.cache.delete(endpoint.baseUrl);
+  }
+
+  private refreshInBackground(endpoint: Endpoint): void {
+    const failed = this.failedAt.get(endpoint.baseUrl);
+    if (failed !== undefined && this.now() - failed < this.timing.retryMs) return;
+    this.refresh(endpoint).then(
+      () => this.failedAt.delete(endpoint.baseUrl),
+      () => this.failedAt.set(endpoint.baseUrl, this.now()),
+    );
   }
 
   private refresh(endpoint: Endpoint): Promise<CacheEntry> {
