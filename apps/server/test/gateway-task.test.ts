@@ -89,6 +89,27 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(chunks.at(-1).choices[0].finish_reason).toBe("stop");
   });
 
+  it("answers under /api/v1 carry Cache-Control: no-store (docs/api.md), a stream's and a refusal's too; /v1 streams are never stored either", async () => {
+    const messages = [{ role: "user", content: "a b" }];
+    const answers = [
+      await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages, max_tokens: 10 }),
+      await postJson(server, "/api/v1/task", user.key, { model: "textA-4", messages, max_tokens: 10, stream: true }),
+      await postJson(server, "/API/V1/task/", user.key, { model: "nope", messages }),
+      await postJson(server, "/api/v1/task", "ak-live-unknown", { model: "textA-4", messages }),
+      await fetch(`${server.url}/api/v1/models`, { headers: authHeaders(user.key) }),
+      await fetch(`${server.url}/api/v1/models/textA-4`, { headers: authHeaders(user.key) }),
+      await fetch(`${server.url}/api/v1/nothing-here`, { headers: authHeaders(user.key) }),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 400, 401, 200, 200, 404]);
+    for (const res of answers) {
+      await res.text();
+      expect(res.headers.get("cache-control")).toMatch(/^no-store\b/);
+    }
+    const stream = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 10, stream: true });
+    await stream.text();
+    expect(stream.headers.get("cache-control")).toBe("no-store, no-transform");
+  });
+
   it("image task: one image at the standard price", async () => {
     const { res, body, cost } = await charged(() => postJson(server, "/api/v1/task", user.key, { model: "imageB-1-schnell", prompt: "a red fox in snow", width: 1024, height: 768 }));
     expect(res.status).toBe(200);

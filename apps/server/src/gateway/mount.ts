@@ -42,6 +42,14 @@ const endpointOf = (path: string): RequestHandler => (_req, res, next) => {
   res.locals.endpoint = path;
   next();
 };
+/**
+ * docs/api.md: answers under /api carry `Cache-Control: no-store`. These routes are mounted (and served directly)
+ * before mountApi's no-store, so they set it themselves; a path the router matched in any letter case is checked here.
+ */
+const noStoreUnderApi: RequestHandler = (req, res, next) => {
+  if (/^\/api\//i.test(req.originalUrl)) res.setHeader("Cache-Control", "no-store");
+  next();
+};
 /** Access-Control-Allow-Methods of a route: the router serves HEAD wherever it serves GET. */
 const allowedMethods = (method: "GET" | "POST"): string => (method === "GET" ? "GET, HEAD" : "POST");
 /** How often expired Idempotency-Key records are deleted. */
@@ -95,15 +103,14 @@ export async function mountGateway(
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
-    // Under /api but mounted here (and served directly), so mountApi's no-store does not reach it; its own
-    // `usage` limit, not the plan's, counts it.
-    ["GET", "/api/usage", [noStore, auth, usageRoute(ctx, usageRepo)]],
+    // its own `usage` limit, not the plan's, counts it
+    ["GET", "/api/usage", [auth, usageRoute(ctx, usageRepo)]],
   ];
   // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD, and
   // CORS preflights: OPTIONS never takes a direct route).
   const router = Router();
   for (const [method, path, routeHandlers] of routes) {
-    const handlers = [endpointOf(path), ...routeHandlers];
+    const handlers = [endpointOf(path), ...(path.startsWith("/api/") ? [noStore] : []), ...routeHandlers];
     direct.add(method, path, handlers);
     if (method === "GET") router.get(path, ...handlers);
     else router.post(path, ...handlers);
@@ -113,11 +120,11 @@ export async function mountGateway(
   // Path parameters need the router: the model's entry (OpenAI's models.retrieve). A pattern without a parameter, so
   // the router does not decode the id before the key and limits are checked (a malformed one is then a 400 that
   // carries X-RateLimit-*, CONTRACT 7); the handler decodes it.
-  router.get(MODEL_ENTRY_PATH, ...limited, model(deps));
+  router.get(MODEL_ENTRY_PATH, noStoreUnderApi, ...limited, model(deps));
   if (cors) router.options(MODEL_ENTRY_PATH, cors.preflight(allowedMethods("GET"), { onAnswer: unidentified }));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.
-  router.use(["/v1", "/api/v1"], ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
+  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));

@@ -23,7 +23,8 @@ export const DONE_EVENT = "data: [DONE]\n\n";
 export function setEventStreamHeaders(res: Response, headers: Record<string, string>): void {
   res.status(200);
   res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-  res.setHeader("Cache-Control", "no-cache, no-transform");
+  // never stored (docs/api.md: no-store under /api), never recompressed or buffered by a proxy
+  res.setHeader("Cache-Control", "no-store, no-transform");
   res.setHeader("Connection", "keep-alive");
   res.setHeader("X-Accel-Buffering", "no");
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
