@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
@@ -23,6 +24,30 @@ describe("streams to slow clients: the upstream is read no faster than the clien
   beforeEach(() => fakes.clearAll());
 
   const chat = { model: "textA-4", messages: [{ role: "user", content: "tell me everything" }], max_tokens: 100, stream: true };
+
+  it("a stream asked for with `Connection: close` (or over HTTP/1.0) says so and closes the connection once it ended, a replayed one too", async () => {
+    const user = await fundedUser(server, 1);
+    const body = JSON.stringify({ ...chat, max_tokens: 5 });
+    /** The raw answer and whether the gateway closed the connection within 3 s of the request. */
+    const raw = (head: string) => new Promise<{ text: string; closed: boolean }>((resolve) => {
+      const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+      let text = "";
+      const timer = setTimeout(() => { socket.destroy(); resolve({ text, closed: false }); }, 3000);
+      socket.on("data", (d) => (text += d));
+      socket.on("close", () => { clearTimeout(timer); resolve({ text, closed: true }); });
+      socket.write(`${head}\r\nHost: gw\r\nAuthorization: Bearer ${user.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+    for (const head of ["POST /v1/chat/completions HTTP/1.1\r\nConnection: close", "POST /v1/chat/completions HTTP/1.0", "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\nIdempotency-Key: closing", "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\nIdempotency-Key: closing"]) {
+      const { text, closed } = await raw(head);
+      const headers = text.slice(0, text.indexOf("\r\n\r\n")).toLowerCase();
+      expect(headers).toMatch(/^http\/1\.1 200 ok/);
+      expect(headers).toContain("content-type: text/event-stream");
+      expect(headers).toContain("connection: close");
+      expect(headers).not.toContain("keep-alive");
+      expect(text).toContain("data: [DONE]");
+      expect(closed).toBe(true);
+    }
+  });
 
   it("a client that stops reading holds the upstream back, and after UPSTREAM_TIMEOUT_MS without reading is dropped and charged what was sent", async () => {
     const user = await fundedUser(server, 5);

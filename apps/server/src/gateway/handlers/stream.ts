@@ -19,13 +19,15 @@ export interface StreamFormat {
 /** The event that closes an OpenAI-style stream, as written. */
 export const DONE_EVENT = "data: [DONE]\n\n";
 
-/** The status and headers of an event stream (a replayed one too). */
+/**
+ * The status and headers of an event stream (a replayed one too). No `Connection` header: Node's own honours a client's
+ * `Connection: close` (and HTTP/1.0), closing the connection once the stream ends, where a fixed `keep-alive` kept it open.
+ */
 export function setEventStreamHeaders(res: Response, headers: Record<string, string>): void {
   res.status(200);
   res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
   // never stored (docs/api.md: no-store under /api), never recompressed or buffered by a proxy
   res.setHeader("Cache-Control", "no-store, no-transform");
-  res.setHeader("Connection", "keep-alive");
   res.setHeader("X-Accel-Buffering", "no");
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
 }
