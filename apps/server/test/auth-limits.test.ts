@@ -113,8 +113,8 @@ describe("GET /api/auth/me rate limit (LIMIT_AUTH_ME)", () => {
 describe("per-account login throttling", () => {
   let server: TestServer;
   beforeAll(async () => {
-    // a one-second window so the test can watch the account open again
-    server = await startTestServer({ env: { LIMIT_LOGIN_ACCOUNT: "3/1" } });
+    // a three-second window: short enough to watch the account open again, long enough that four argon2 checks fit in it on a loaded machine
+    server = await startTestServer({ env: { LIMIT_LOGIN_ACCOUNT: "3/3" } });
   });
   afterAll(async () => {
     await server.close();
@@ -133,7 +133,7 @@ describe("per-account login throttling", () => {
     expect(blocked.body).toEqual(rateLimited);
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await attempt(bystander, PASSWORD)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1_100));
+    await new Promise((r) => setTimeout(r, 3_100));
     expect((await attempt(email, PASSWORD)).status).toBe(200);
   });
 
@@ -157,7 +157,7 @@ describe("per-account login throttling", () => {
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
     // one budget: the guesses made through the session also hold logins back
     expect((await call(server, "POST", "/api/auth/login", { body: { email, password: PASSWORD } })).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 1_100));
+    await new Promise((r) => setTimeout(r, 3_100));
     expect((await attempt(cookie, PASSWORD)).status).toBe(200);
   });
 });
