@@ -56,6 +56,13 @@ describe("staticSite", () => {
     expect(plain.headers.get("content-encoding")).toBeNull();
     expect(plain.headers.get("vary")).toMatch(/Accept-Encoding/i);
     expect(await plain.text()).toBe(BUNDLE);
+    for (const refused of ["gzip;q=0", "br, gzip;q=0", "*;q=0", "x-gzip"]) {
+      const res = await fetch(`${url}/assets/index-abc123.js`, { headers: { "accept-encoding": refused } });
+      expect(res.headers.get("content-encoding"), refused).toBeNull();
+      expect(await res.text()).toBe(BUNDLE);
+    }
+    const wildcard = await fetch(`${url}/assets/index-abc123.js`, { headers: { "accept-encoding": "*" } });
+    expect(wildcard.headers.get("content-encoding")).toBe("gzip");
     const missing = await fetch(`${url}/assets/../index.html`, { headers: { "accept-encoding": "gzip" } });
     expect(missing.headers.get("content-encoding")).toBeNull();
   });

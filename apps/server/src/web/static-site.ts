@@ -53,7 +53,8 @@ function gzippedAssets(distDir: string): RequestHandler {
       return;
     }
     res.vary("Accept-Encoding");
-    if (!/\bgzip\b/.test(req.headers["accept-encoding"] ?? "")) {
+    // negotiated, so "gzip;q=0" (RFC 9110: not acceptable) gets the plain file; no header gets it too
+    if (req.acceptsEncodings("gzip") !== "gzip") {
       next();
       return;
     }
