@@ -180,6 +180,22 @@ describe("dashboard robustness in a real browser", () => {
     await expect(row.locator('td[data-label="Cost"]').textContent()).resolves.toBe("$0.012002");
   });
 
+  it("shows the balance and the 30-day total to the micro-dollar, as the API states them, not rounded up to cents", async () => {
+    const { page, userId } = await signedIn();
+    await credit(env.server, userId, 5);
+    // 4000 words in and 4001 out cost 0.012002 dollars: 4.987998 left, which cents would show as $4.99
+    const res = await page.request.post(url("/v1/chat/completions"), { data: { model: "textA-4", messages: [{ role: "user", content: "word ".repeat(4000).trim() }] } });
+    expect(res.status()).toBe(200);
+    const credits = (await (await page.request.get(url("/api/billing/credits"))).json()) as { balance: number };
+    expect(credits.balance).toBe(4.987998);
+    await page.goto(url("/dashboard"));
+    await expect(page.getByTestId("balance").textContent()).resolves.toBe("$4.987998");
+    await page.getByText("Total: $0.012002").waitFor();
+    await credit(env.server, userId, 0.5);
+    await page.goto(url("/dashboard/billing"));
+    await expect(page.getByTestId("billing-balance").textContent()).resolves.toBe("$5.487998");
+  });
+
   it("gives screen readers the 30-day chart's numbers as a table, per day and model", async () => {
     const { page, userId } = await signedIn();
     await credit(env.server, userId, 5);
@@ -192,7 +208,7 @@ describe("dashboard robustness in a real browser", () => {
     const table = page.getByRole("table", { name: "Spend per day" });
     await expect(table.getByRole("columnheader").allTextContents()).resolves.toEqual(["Day", "textA-4", "Total"]);
     const today = new Date().toISOString().slice(0, 10);
-    await expect(table.getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["$0.01", "$0.01"]);
+    await expect(table.getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["$0.012002", "$0.012002"]);
     await page.getByRole("button", { name: "Requests" }).click();
     await expect(page.getByRole("table", { name: "Requests per day" }).getByRole("row", { name: new RegExp(`^${today}`) }).getByRole("cell").allTextContents()).resolves.toEqual(["1", "1"]);
   });

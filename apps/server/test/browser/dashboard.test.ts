@@ -5,6 +5,9 @@ import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
 import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
+/** A balance as the dashboard shows it: to the micro-dollar, as the API states it. */
+const dollars = (n: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 6 }).format(n);
+
 // One new user walks through the dashboard as a person would: every step depends on the previous one.
 describe("dashboard in a real browser", () => {
   let env: DashboardServer;
@@ -176,13 +179,13 @@ describe("dashboard in a real browser", () => {
     await page.getByText("Payment received").waitFor();
     const me = (await (await page.request.get(url("/api/auth/me"))).json()) as { user: { id: string } };
     const before = ((await (await page.request.get(url("/api/billing/credits"))).json()) as { balance: number }).balance;
-    await expect(page.getByTestId("billing-balance").textContent()).resolves.toBe(`$${before.toFixed(2)}`);
+    await expect(page.getByTestId("billing-balance").textContent()).resolves.toBe(dollars(before));
     await page.getByRole("heading", { name: "Payment history" }).waitFor();
     await page.waitForLoadState("networkidle");
     await expect(page.getByRole("cell", { name: "Credit purchase" }).count()).resolves.toBe(0);
     const intent = { id: `pi_browser_${Date.now()}`, object: "payment_intent", amount: 1000, amount_received: 1000, currency: "usd", status: "succeeded", metadata: { user_id: me.user.id } };
     expect((await deliver(env.server, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
-    await page.getByTestId("billing-balance").filter({ hasText: `$${(before + 10).toFixed(2)}` }).waitFor({ timeout: 12_000 });
+    await page.getByTestId("billing-balance").filter({ hasText: dollars(before + 10) }).waitFor({ timeout: 12_000 });
     await page.getByRole("cell", { name: "Credit purchase" }).waitFor();
   });
 

@@ -3,7 +3,7 @@ import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
-import { formatDate, formatDay, formatMoney } from "../../lib/format";
+import { formatCost, formatDate, formatDay, formatMoney } from "../../lib/format";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
 /** Errors of the payment processor (Stripe), where the generic texts speak of model providers or a passing outage. */
@@ -170,8 +170,8 @@ function HistoryCard() {
                 <tr key={e.id}>
                   <td data-label="Date">{formatDate(e.created_at)}</td>
                   <td data-label="Description">{historyLabel(e.type)}</td>
-                  <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatMoney(e.amount)}</td>
-                  <td data-label="Balance after" className="num">{formatMoney(e.balance_after)}</td>
+                  <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatCost(e.amount)}</td>
+                  <td data-label="Balance after" className="num">{formatCost(e.balance_after)}</td>
                 </tr>
               ))}
             </tbody>
@@ -195,7 +195,7 @@ export function BillingPage() {
       <Card title="Balance" className="stat">
         {balance.isPending ? <Spinner /> : null}
         <ErrorAlert error={balance.error} />
-        {balance.data ? <p className="stat-value" data-testid="billing-balance">{formatMoney(balance.data.balance)}</p> : null}
+        {balance.data ? <p className="stat-value" data-testid="billing-balance">{formatCost(balance.data.balance)}</p> : null}
       </Card>
       <CreditsCard />
       <PlansCard />

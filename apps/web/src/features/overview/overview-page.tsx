@@ -1,7 +1,7 @@
 import { useMemo, useState } from "react";
 import { Link } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, PageTitle, Spinner } from "../../components/ui";
-import { formatDay, formatMoney, formatNumber } from "../../lib/format";
+import { formatCost, formatDay, formatNumber } from "../../lib/format";
 import { useBalance, useSubscription } from "../billing/api";
 import { useDailyByModel, useUsage } from "./api";
 import { shapeChartData, type ChartMetric } from "./chart-data";
@@ -14,7 +14,7 @@ function BalanceCard() {
     <Card title="Balance" className="stat">
       {balance.isPending ? <Spinner /> : null}
       <ErrorAlert error={balance.error} />
-      {balance.data ? <p className="stat-value" data-testid="balance">{formatMoney(balance.data.balance)}</p> : null}
+      {balance.data ? <p className="stat-value" data-testid="balance">{formatCost(balance.data.balance)}</p> : null}
       <Link to="/dashboard/billing">Add credits</Link>
     </Card>
   );
@@ -75,7 +75,7 @@ export function OverviewPage() {
         {usage.data ? (
           <>
             <p className="muted">
-              Total: <strong>{metric === "cost" ? formatMoney(chart.total) : formatNumber(chart.total)}</strong>
+              Total: <strong>{metric === "cost" ? formatCost(chart.total) : formatNumber(chart.total)}</strong>
               {/* the usage API counts days in UTC: east or west of it, a request's day can differ from its local date */}
               {" "}· days in UTC
             </p>

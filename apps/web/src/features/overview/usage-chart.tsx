@@ -1,4 +1,4 @@
-import { formatMoney, formatNumber } from "../../lib/format";
+import { formatCost, formatNumber } from "../../lib/format";
 import { niceMax, type ChartData, type ChartMetric } from "./chart-data";
 
 const COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#9333ea", "#ca8a04", "#64748b"];
@@ -23,7 +23,7 @@ function axisLabel(value: number, metric: ChartMetric): string {
 
 /** Stacked bars in plain SVG (a picture with its total); the visually hidden table after it carries the same numbers for screen readers. */
 export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMetric }) {
-  const format = metric === "cost" ? formatMoney : formatNumber;
+  const format = metric === "cost" ? formatCost : formatNumber;
   const top = niceMax(data.max);
   const innerW = WIDTH - PAD.left - PAD.right;
   const innerH = HEIGHT - PAD.top - PAD.bottom;
