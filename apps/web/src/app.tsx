@@ -1,5 +1,5 @@
 import { Navigate, Route, Routes } from "react-router-dom";
-import { EmptyState } from "./components/ui";
+import { EmptyState, PageTitle } from "./components/ui";
 import { RedirectIfSignedIn, RequireAuth, SessionWatcher } from "./features/auth/auth-provider";
 import { ForgotPasswordPage } from "./features/auth/forgot-password-page";
 import { LoginPage } from "./features/auth/login-page";
@@ -13,6 +13,16 @@ import { PlaygroundPage } from "./features/playground/playground-page";
 import { SettingsPage } from "./features/settings/settings-page";
 import { StatusPage } from "./features/status/status-page";
 import { AppShell } from "./layout/app-shell";
+
+/** A page of its own for screen readers too: its heading and tab title say it is missing, not the page before. */
+function NotFound() {
+  return (
+    <>
+      <PageTitle>Page not found</PageTitle>
+      <EmptyState title="Nothing lives at this address."><a href="/dashboard">Go to the dashboard</a></EmptyState>
+    </>
+  );
+}
 
 export function App() {
   return (
@@ -33,10 +43,10 @@ export function App() {
           <Route path="/dashboard/playground" element={<PlaygroundPage />} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="/settings/*" element={<SettingsPage />} />
-          <Route path="/dashboard/*" element={<EmptyState title="Page not found" />} />
+          <Route path="/dashboard/*" element={<NotFound />} />
         </Route>
         <Route path="/" element={<Navigate to="/dashboard" replace />} />
-        <Route path="*" element={<main className="full-page"><EmptyState title="Page not found"><a href="/dashboard">Go to the dashboard</a></EmptyState></main>} />
+        <Route path="*" element={<main className="full-page"><NotFound /></main>} />
       </Routes>
     </SessionWatcher>
   );

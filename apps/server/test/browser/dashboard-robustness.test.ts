@@ -196,6 +196,18 @@ describe("dashboard robustness in a real browser", () => {
     await expect(page.getByTestId("billing-balance").textContent()).resolves.toBe("$5.487998");
   });
 
+  it("names a missing page in its heading and tab title, inside the dashboard and outside it", async () => {
+    const { page } = await signedIn();
+    await page.goto(url("/dashboard"));
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    for (const missing of ["/dashboard/nope", "/no-such-page"]) {
+      await page.goto(url(missing));
+      await page.getByRole("heading", { level: 1, name: "Page not found" }).waitFor();
+      await expect(page.title()).resolves.toBe("Page not found · AI Gateway");
+      await page.getByRole("link", { name: "Go to the dashboard" }).waitFor();
+    }
+  });
+
   it("gives screen readers the 30-day chart's numbers as a table, per day and model", async () => {
     const { page, userId } = await signedIn();
     await credit(env.server, userId, 5);
