@@ -208,6 +208,17 @@ describe("dashboard robustness in a real browser", () => {
     }
   });
 
+  it("ties a refused custom amount's reason to the field, so a screen reader reads it with the field", async () => {
+    const { page } = await signedIn();
+    await page.goto(url("/dashboard/billing"));
+    const field = page.getByLabel("Custom amount (USD)");
+    await field.fill("12.345");
+    await page.getByRole("button", { name: "Buy credits" }).click();
+    await expect(field.getAttribute("aria-invalid")).resolves.toBe("true");
+    const reason = page.locator(`#${await field.getAttribute("aria-describedby")}`);
+    await expect(reason.textContent()).resolves.toBe("Enter an amount in dollars, with at most two decimals.");
+  });
+
   it("gives screen readers the 30-day chart's numbers as a table, per day and model", async () => {
     const { page, userId } = await signedIn();
     await credit(env.server, userId, 5);

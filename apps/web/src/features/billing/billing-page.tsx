@@ -52,11 +52,11 @@ function CreditsCard() {
       <form className="form form-inline" onSubmit={buyCustom} noValidate>
         <label className="field">
           <span>Custom amount (USD)</span>
-          <input name="custom-amount" inputMode="decimal" value={custom} onChange={(e) => setCustom(e.target.value)} placeholder="25" aria-invalid={customError ? true : undefined} />
+          <input name="custom-amount" inputMode="decimal" value={custom} onChange={(e) => setCustom(e.target.value)} placeholder="25" aria-invalid={customError ? true : undefined} aria-describedby={customError ? "custom-amount-error" : undefined} />
         </label>
         <button type="submit" className="btn" disabled={checkout.isPending || !custom.trim()}>Buy credits</button>
       </form>
-      {customError ? <p className="field-error" role="alert">{customError}</p> : null}
+      {customError ? <p className="field-error" id="custom-amount-error" role="alert">{customError}</p> : null}
       {checkout.isPending || checkout.isSuccess ? <Spinner label="Redirecting to secure checkout…" /> : null}
       <ErrorAlert error={checkout.error} messages={PAYMENT_MESSAGES} />
     </Card>
