@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_MODELS } from "@gw/config";
+import { DEFAULT_MODELS, DEFAULT_PLANS } from "@gw/config";
 import { freePort } from "@gw/db";
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/main.js");
@@ -188,6 +188,30 @@ describe("start-up errors", () => {
     expect(code).toBe(1);
     expect(stderr).toContain("the id \"textA-4\" is already taken by an earlier entry");
     expect(stderr).toContain(`at models[${DEFAULT_MODELS.length}].id`);
+  }, 120_000);
+
+  it("a CONFIG_FILE plan without its limits, with a price as text, a misspelt field or a taken id: exit 1 naming it, no stack trace", async () => {
+    // all started: a plan without requestsPerMinute never limited its subscribers (X-RateLimit-Limit: undefined)
+    const dir = mkdtempSync(path.join(os.tmpdir(), "gw-start-"));
+    dataDirs.push(dir);
+    const [free, ...paid] = DEFAULT_PLANS;
+    if (free?.id !== "free") throw new Error("free is not the first default plan");
+    const cases: Array<[object[], string, string]> = [
+      [[{ id: "free" }, ...paid], "expected number, received undefined", "at plans[0].requestsPerMinute"],
+      [[free, { ...paid[0], price: "20" }], "expected number, received string", "at plans[1].price"],
+      [[{ ...free, requestsPerMinute: 0 }, ...paid], "expected number to be >0", "at plans[0].requestsPerMinute"],
+      [[{ ...free, concurrentRequest: 2 }, ...paid], "Unrecognized key: \"concurrentRequest\"", "at plans[0]"],
+      [[free, ...paid, { ...free, name: "Free again" }], "the id \"free\" is already taken by an earlier plan", `at plans[${DEFAULT_PLANS.length}].id`],
+    ];
+    for (const [plans, rule, at] of cases) {
+      const file = path.join(dir, "config.json");
+      writeFileSync(file, JSON.stringify({ plans }));
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), CONFIG_FILE: file });
+      expect(code, rule).toBe(1);
+      expect(stderr, rule).toContain(rule);
+      expect(stderr, rule).toContain(at);
+      expect(stderr, rule).not.toMatch(STACK_LINE);
+    }
   }, 120_000);
 
   it("PORT=0 without PUBLIC_URL: exit 1 naming both, no stack trace", async () => {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { z } from "zod";
 import {
   DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID,
-  type LimitName, type LimitRule, type ModelType, type PlanDefinition, type Protocol,
+  type LimitName, type LimitRule, type ModelType, type Protocol,
 } from "./defaults";
 import type { Config } from "./schema";
 
@@ -152,10 +152,36 @@ const modelEntries = z.array(modelEntry).superRefine((models, ctx) => {
   });
 });
 
+/**
+ * One plan, checked field by field like a model: a plan without `requestsPerMinute` (or with "600") started, and its
+ * subscribers were never limited (`n > undefined` is false) while every answer said `X-RateLimit-Limit: undefined`.
+ */
+const planEntry = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  price: z.number().min(0),
+  currency: z.string().regex(/^[a-z]{3}$/, "must be a three-letter ISO currency code in lower case, e.g. usd"),
+  interval: z.literal("month"),
+  features: z.array(z.string()),
+  monthlyCreditsMicros: z.number().int("must be whole micro-dollars (1 USD = 1000000)").min(0),
+  requestsPerMinute: z.number().int().positive(),
+  concurrentRequests: z.number().int().positive(),
+  stripePriceId: z.string().min(1).optional(),
+});
+
+/** Plan ids are what clients send as plan_id: a second plan with the same id could never be chosen. */
+const planEntries = z.array(planEntry).superRefine((plans, ctx) => {
+  const seen = new Set<string>();
+  plans.forEach((p, i) => {
+    if (seen.has(p.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `the id ${JSON.stringify(p.id)} is already taken by an earlier plan` });
+    seen.add(p.id);
+  });
+});
+
 /** Shape of CONFIG_FILE (JSON); every key optional, replaces the default wholesale. */
 const fileSchema = z.object({
   models: modelEntries.optional(),
-  plans: z.array(z.looseObject({ id: z.string().min(1) })).optional(),
+  plans: planEntries.optional(),
   // a purchase grants amount + bonus (the bonus its own ledger entry); `total` is only shown, so it must say that sum
   creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })
     .refine((p) => Math.abs(p.amount + p.bonus - p.total) < 1e-9, { message: "total must be amount + bonus, what a purchase of amount grants", path: ["total"] })).optional(),
@@ -327,7 +353,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     holdTtlSeconds: e.HOLD_TTL_SECONDS,
     models: file.models ?? DEFAULT_MODELS,
-    plans: (file.plans as PlanDefinition[] | undefined) ?? DEFAULT_PLANS,
+    plans: file.plans ?? DEFAULT_PLANS,
     creditPackages: file.creditPackages ?? DEFAULT_CREDIT_PACKAGES,
     limits: limitsFromEnv(env, { ...DEFAULT_LIMITS, ...(file.limits as Partial<Record<LimitName, LimitRule>> | undefined) }),
     passwordMinLength: e.PASSWORD_MIN_LENGTH,
