@@ -172,6 +172,7 @@ describe("start-up errors", () => {
       [{ ...textA4, type: "Text" }, "Invalid option", "at models[0].type"],
       [{ ...textA4, protocol: "flux" }, "this protocol cannot serve a model of this type", "at models[0].protocol"],
       [{ ...textA4, contextWindow: -1 }, "expected number to be >0", "at models[0].contextWindow"],
+      [{ ...textA4, baseUrl: "localhost:8080" }, "must be an http:// or https:// URL", "at models[0].baseUrl"],
     ];
     for (const [entry, rule, at] of cases) {
       const file = path.join(dir, "config.json");

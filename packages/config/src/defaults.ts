@@ -37,6 +37,10 @@ export interface ModelDefinition {
   maxOutputTokens?: number;
   pricing: ModelPricing;
   ownedBy: string;
+  /** this model's own upstream root, in place of its provider's base URL (CONFIG_FILE only) */
+  baseUrl?: string;
+  /** this model's own upstream key: in place of its provider's key, and the only key sent to its own `baseUrl` */
+  apiKey?: string;
 }
 
 const TEXT_PRICE: ModelPricing = { inputPer1k: 1_000, outputPer1k: 2_000 };

@@ -135,6 +135,9 @@ const modelEntry = z.strictObject({
   maxOutputTokens: z.number().int().positive().optional(),
   pricing: modelPricing,
   ownedBy: z.string().min(1),
+  // CONTRACT 4: base URL and key per model, over the provider's from the environment
+  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL, e.g. https://api.example.com" }).optional(),
+  apiKey: z.string().min(1).optional(),
 })
   .refine((m) => m.versions === undefined || m.id === IMAGE_A_MODEL_ID, {
     message: `versions are read only for the ${IMAGE_A_MODEL_ID} model (image endpoint A)`, path: ["versions"],

@@ -1,4 +1,5 @@
-// Where a model's upstream lives: the provider's base URL and key from config.providers, resolved once.
+// Where a model's upstream lives: its own base URL and key from the models config, else its provider's from
+// config.providers; resolved once.
 import type { Config, ModelDefinition, ProviderName } from "@gw/config";
 import { AppError } from "@gw/shared";
 
@@ -23,8 +24,15 @@ export function createEndpointResolver(config: Config): EndpointResolver {
   for (const [name, provider] of Object.entries(config.providers) as [ProviderName, Config["providers"][ProviderName]][]) {
     if (provider.baseUrl) endpoints.set(name, { baseUrl: baseUrlOf(provider.baseUrl), apiKey: provider.apiKey ?? "" });
   }
+  // a model's own base URL gets only its own key: the provider's is never sent to another host
+  const own = new Map<string, Endpoint>();
+  for (const model of config.models) {
+    const provider = endpoints.get(model.provider);
+    if (model.baseUrl) own.set(model.id, { baseUrl: baseUrlOf(model.baseUrl), apiKey: model.apiKey ?? "" });
+    else if (model.apiKey && provider) own.set(model.id, { ...provider, apiKey: model.apiKey });
+  }
   return (model) => {
-    const endpoint = endpoints.get(model.provider);
+    const endpoint = own.get(model.id) ?? endpoints.get(model.provider);
     if (!endpoint) throw new AppError("provider_not_configured", `No upstream is configured for model '${model.id}'.`);
     return endpoint;
   };

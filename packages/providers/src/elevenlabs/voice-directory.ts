@@ -27,6 +27,9 @@ interface CacheEntry {
   fetchedAt: number;
 }
 
+/** One list per upstream account: models with their own key (models config) may see other voices on the same host. */
+const accountOf = (endpoint: Endpoint): string => `${endpoint.baseUrl}\n${endpoint.apiKey}`;
+
 export class VoiceDirectory {
   private readonly cache = new Map<string, CacheEntry>();
   /** single flight: concurrent lookups share one upstream call */
@@ -46,7 +49,7 @@ export class VoiceDirectory {
    * fetch replaces it, so a voices endpoint that fails or hangs for a while does not take speech down with it.
    */
   async resolve(endpoint: Endpoint, name: string): Promise<string> {
-    let entry = this.cache.get(endpoint.baseUrl);
+    let entry = this.cache.get(accountOf(endpoint));
     if (!entry) entry = await this.refresh(endpoint);
     else if (this.now() - entry.fetchedAt > this.timing.ttlMs) this.refreshInBackground(endpoint);
     let id = findVoice(entry.voices, name);
@@ -59,7 +62,7 @@ export class VoiceDirectory {
 
   /** Drops the cached list (the upstream refused one of its voices), so the next lookup fetches it again. */
   forget(endpoint: Endpoint): void {
-    this.cache.delete(endpoint.baseUrl);
+    this.cache.delete(accountOf(endpoint));
   }
 
   private refreshInBackground(endpoint: Endpoint): void {
@@ -72,15 +75,15 @@ export class VoiceDirectory {
   }
 
   private refresh(endpoint: Endpoint): Promise<CacheEntry> {
-    const running = this.inflight.get(endpoint.baseUrl);
+    const running = this.inflight.get(accountOf(endpoint));
     if (running) return running;
     const pending = (async () => {
       const json = await this.client.json({ ...buildVoicesRequest(endpoint), method: "GET", signal: DETACHED, parseError });
       const entry = { voices: parseVoicesResponse(json), fetchedAt: this.now() };
-      this.cache.set(endpoint.baseUrl, entry);
+      this.cache.set(accountOf(endpoint), entry);
       return entry;
-    })().finally(() => this.inflight.delete(endpoint.baseUrl));
-    this.inflight.set(endpoint.baseUrl, pending);
+    })().finally(() => this.inflight.delete(accountOf(endpoint)));
+    this.inflight.set(accountOf(endpoint), pending);
     return pending;
   }
 }
