@@ -107,6 +107,17 @@ describe("start-up errors", () => {
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
 
+  it("a timeout longer than Node's longest timer (UPSTREAM_TIMEOUT_MS=3000000000): exit 1 naming it, no stack trace", async () => {
+    // it started, and Node ran each such timer after 1 ms: every upstream call (or body read) timed out at once
+    for (const name of ["UPSTREAM_TIMEOUT_MS", "UPSTREAM_CONNECT_TIMEOUT_MS", "BODY_IDLE_TIMEOUT_MS"]) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), [name]: "3000000000" });
+      expect(code, name).toBe(1);
+      expect(stderr, name).toContain("(about 24 days, Node's longest timer)");
+      expect(stderr, name).toContain(`at ${name}`);
+      expect(stderr, name).not.toMatch(STACK_LINE);
+    }
+  }, 120_000);
+
   it("a MAIL_FROM without an address (\"AI Gateway\"): exit 1 naming MAIL_FROM, no stack trace", async () => {
     // it started, and every mail then left with an empty envelope sender (MAIL FROM:<>) and a From of no address
     for (const from of ["AI Gateway", "AI Gateway <no-reply>"]) {

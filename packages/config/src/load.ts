@@ -27,6 +27,15 @@ const upstreamUrl = (name: string) => httpUrl(name, "https://api.example.com").o
 const envNumber = (rules: (n: z.ZodNumber) => z.ZodNumber = (n) => n) =>
   z.string().trim().min(1, "must be a number, not empty").transform(Number).pipe(rules(z.number()));
 
+/**
+ * Milliseconds that end up in a timer: Node runs a setTimeout longer than 2^31-1 ms after 1 ms instead, so
+ * UPSTREAM_TIMEOUT_MS=3000000000 started and timed every upstream call out at once (504 for every request).
+ * `headroom` leaves room for what is added to the setting before it is timed (a slot's TTL is the timeout + 60 s).
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+const timerMs = (headroom = 0) => envNumber((n) => n.int().positive()
+  .max(MAX_TIMER_MS - headroom, `must be at most ${MAX_TIMER_MS - headroom} ms (about 24 days, Node's longest timer)`));
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: envNumber((n) => n.int().min(0).max(65535)).default(3000),
@@ -74,20 +83,20 @@ const envSchema = z.object({
   IMAGEA_BASE_URL: upstreamUrl("IMAGEA_BASE_URL"), IMAGEA_API_KEY: z.string().optional(),
   IMAGEB_BASE_URL: upstreamUrl("IMAGEB_BASE_URL"), IMAGEB_API_KEY: z.string().optional(),
   SPEECH_BASE_URL: upstreamUrl("SPEECH_BASE_URL"), SPEECH_API_KEY: z.string().optional(),
-  UPSTREAM_CONNECT_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(5_000),
-  UPSTREAM_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(120_000),
+  UPSTREAM_CONNECT_TIMEOUT_MS: timerMs().default(5_000),
+  UPSTREAM_TIMEOUT_MS: timerMs(60_000).default(120_000),
   UPSTREAM_MAX_RETRIES: envNumber((n) => n.int().min(0).max(10)).default(2),
-  FLUX_POLL_INTERVAL_MS: envNumber((n) => n.int().positive()).default(500),
+  FLUX_POLL_INTERVAL_MS: timerMs().default(500),
   UPSTREAM_MAX_RESPONSE_BYTES: envNumber((n) => n.int().positive()).default(128 * 1024 * 1024),
   HOLD_TTL_SECONDS: envNumber((n) => n.int().positive()).default(900),
   PASSWORD_MIN_LENGTH: envNumber((n) => n.int().min(8)).default(8),
   JSON_BODY_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(1024 * 1024),
   AUDIO_UPLOAD_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(25 * 1024 * 1024),
-  BODY_IDLE_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(30_000),
+  BODY_IDLE_TIMEOUT_MS: timerMs().default(30_000),
   // gateway: optional upstream moderation, usage write batching, idempotency replay window
   MODERATION_UPSTREAM_URL: upstreamUrl("MODERATION_UPSTREAM_URL"),
   MODERATION_UPSTREAM_API_KEY: z.string().optional(),
-  MODERATION_UPSTREAM_TIMEOUT_MS: envNumber((n) => n.int().positive()).default(2_000),
+  MODERATION_UPSTREAM_TIMEOUT_MS: timerMs().default(2_000),
   IDEMPOTENCY_TTL_HOURS: envNumber((n) => n.positive()).default(24),
   // process: how far V8 lets the old generation grow past the live heap before a full collection (0: V8 decides)
   HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
