@@ -118,6 +118,17 @@ describe("start-up errors", () => {
     }
   }, 120_000);
 
+  it("a session lifetime past any date (SESSION_TTL_DAYS=1000000000): exit 1 naming it, no stack trace", async () => {
+    // it started, and every login then answered 500: the session's expiry was no date
+    for (const name of ["SESSION_TTL_DAYS", "SESSION_MAX_DAYS"]) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), [name]: "1000000000" });
+      expect(code, name).toBe(1);
+      expect(stderr, name).toContain("must be at most 3650 days (ten years)");
+      expect(stderr, name).toContain(`at ${name}`);
+      expect(stderr, name).not.toMatch(STACK_LINE);
+    }
+  }, 120_000);
+
   it("a MAIL_FROM without an address (\"AI Gateway\"): exit 1 naming MAIL_FROM, no stack trace", async () => {
     // it started, and every mail then left with an empty envelope sender (MAIL FROM:<>) and a From of no address
     for (const from of ["AI Gateway", "AI Gateway <no-reply>"]) {

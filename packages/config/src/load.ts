@@ -45,8 +45,9 @@ const envSchema = z.object({
   MONGODB_URI: z.string().min(1).optional(),
   FERRETDB_BIN: z.string().optional(),
   SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
-  SESSION_TTL_DAYS: envNumber((n) => n.positive()).default(7),
-  SESSION_MAX_DAYS: envNumber((n) => n.positive()).default(30),
+  // a session's expiry is a date: SESSION_TTL_DAYS=1000000000 started and every login answered 500 (no such date)
+  SESSION_TTL_DAYS: envNumber((n) => n.positive().max(3650, "must be at most 3650 days (ten years)")).default(7),
+  SESSION_MAX_DAYS: envNumber((n) => n.positive().max(3650, "must be at most 3650 days (ten years)")).default(30),
   COOKIE_SECURE: bool.default(true),
   // nodemailer reads only smtp(s):// strings as a connection URL; any other string it takes for a transport object
   SMTP_URL: z.url({ protocol: /^smtps?$/, error: "SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com" }).optional(),
