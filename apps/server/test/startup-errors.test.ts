@@ -129,6 +129,15 @@ describe("start-up errors", () => {
     }
   }, 120_000);
 
+  it("a PASSWORD_MIN_LENGTH above the longest password taken (300 > 256): exit 1 naming it, no stack trace", async () => {
+    // it started, and no password could then be both long enough and short enough: every sign-up was refused
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), PASSWORD_MIN_LENGTH: "300" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("must be at most 256, the longest password taken");
+    expect(stderr).toContain("at PASSWORD_MIN_LENGTH");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
+
   it("a MAIL_FROM without an address (\"AI Gateway\"): exit 1 naming MAIL_FROM, no stack trace", async () => {
     // it started, and every mail then left with an empty envelope sender (MAIL FROM:<>) and a From of no address
     for (const from of ["AI Gateway", "AI Gateway <no-reply>"]) {
