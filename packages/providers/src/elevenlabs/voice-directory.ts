@@ -66,11 +66,11 @@ export class VoiceDirectory {
   }
 
   private refreshInBackground(endpoint: Endpoint): void {
-    const failed = this.failedAt.get(endpoint.baseUrl);
+    const failed = this.failedAt.get(accountOf(endpoint));
     if (failed !== undefined && this.now() - failed < this.timing.retryMs) return;
     this.refresh(endpoint).then(
-      () => this.failedAt.delete(endpoint.baseUrl),
-      () => this.failedAt.set(endpoint.baseUrl, this.now()),
+      () => this.failedAt.delete(accountOf(endpoint)),
+      () => this.failedAt.set(accountOf(endpoint), this.now()),
     );
   }
 
