@@ -152,6 +152,11 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     const same = await call(server, "POST", "/api/v1/task", { cookie, body, headers: { origin: new URL(server.config.publicUrl).origin } });
     expect(same.status).toBe(400);
     expect(same.body.error.code).toBe("unsupported_model");
+    // a long Origin is quoted shortened, as on the /api routes
+    const long = `https://${"e".repeat(5_000)}.example`;
+    const quoted = await call(server, "POST", "/api/v1/task", { cookie, body, headers: { origin: long } });
+    expect(quoted.status).toBe(403);
+    expect(quoted.body.error.message).toBe(`Cross-site request refused: Origin ${long.slice(0, 200)} is not ${new URL(server.config.publicUrl).origin}.`);
   });
 
   it("password reset: always 200, link mailed only to real accounts, confirm revokes every session", async () => {

@@ -2,7 +2,11 @@ import type { RequestHandler } from "express";
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import { AppError } from "@gw/shared";
 
-const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+export const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** The refusal of a cross-site request, quoting at most 200 characters of its Origin. */
+export const crossSiteRefusal = (origin: string, allowed: string) =>
+  new AppError("csrf_rejected", `Cross-site request refused: Origin ${origin.slice(0, 200)} is not ${allowed}.`);
 
 /**
  * CONTRACT 2: a state-changing request carrying the session cookie whose Origin is present and differs from
@@ -16,6 +20,6 @@ export function csrfGuard(publicUrl: string): RequestHandler {
     if (!STATE_CHANGING.has(req.method) || origin === undefined) return next();
     if (!readCookie(req.get("cookie"), SESSION_COOKIE)) return next();
     if (origin === allowed) return next();
-    next(new AppError("csrf_rejected", `Cross-site request refused: Origin ${origin.slice(0, 200)} is not ${allowed}.`));
+    next(crossSiteRefusal(origin, allowed));
   };
 }

@@ -1,9 +1,8 @@
 import type { Request } from "express";
 import { readCookie, SESSION_COOKIE, type AuthServices } from "@gw/auth";
 import { AppError } from "@gw/shared";
+import { crossSiteRefusal, STATE_CHANGING } from "../api/csrf";
 import type { Principal, SessionReader } from "../context";
-
-const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * The session cookie → Principal. Also applies CONTRACT 2's Origin check to cookie-authenticated state changes,
@@ -19,7 +18,7 @@ export function createSessionReader(auth: Pick<AuthServices, "sessions" | "users
     if (!readCookie(cookieHeader, SESSION_COOKIE)) return null;
     const origin = req.get("origin");
     if (STATE_CHANGING.has(req.method) && origin !== undefined && origin !== allowedOrigin) {
-      throw new AppError("csrf_rejected", `Cross-site request refused: Origin ${origin} is not ${allowedOrigin}.`);
+      throw crossSiteRefusal(origin, allowedOrigin);
     }
     const session = await auth.sessions.authenticate(cookieHeader);
     if (!session) return null;
