@@ -7,7 +7,7 @@ import { createElevenLabsAdapter, type SpeechAdapter } from "./elevenlabs/adapte
 import { DEFAULT_VOICE_TIMING, VoiceDirectory, type VoiceDirectoryTiming } from "./elevenlabs/voice-directory";
 import { createEndpointResolver } from "./endpoint";
 import { createFluxAdapter } from "./flux/adapter";
-import { checkProviderHealth } from "./health";
+import { createHealthCheck } from "./health";
 import { DEFAULT_RETRY_TIMING, type RetryPolicy } from "./http/retry-policy";
 import { UpstreamClient } from "./http/upstream-client";
 import { createOpenAiAdapter, type TextAdapter } from "./openai/adapter";
@@ -55,6 +55,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
   };
   const voices = new VoiceDirectory(client, { ...DEFAULT_VOICE_TIMING, ...options.voices });
   const speech: Partial<Record<Protocol, SpeechAdapter>> = { elevenlabs: createElevenLabsAdapter(client, endpointFor, voices) };
+  const checkHealth = createHealthCheck(client, config, endpointFor);
 
   return {
     chat: async (req) => pick(text, req.model, "chat").chat(req),
@@ -81,7 +82,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     speechToSpeech: async (req) => pick(speech, req.model, "speech-to-speech").speechToSpeech(req),
     speechToText: async (req) => pick(speech, req.model, "speech-to-text").speechToText(req),
     countTokens,
-    checkHealth: (kind, timeoutMs, slowMs) => checkProviderHealth(client, config, kind, timeoutMs, slowMs),
+    checkHealth,
     close: () => client.close(),
   };
 }

@@ -11,6 +11,9 @@ export interface Endpoint {
 
 export type EndpointResolver = (model: ModelDefinition) => Endpoint;
 
+/** One upstream account: models with their own key (models config) may be another account on the same host. */
+export const accountOf = (endpoint: Endpoint): string => `${endpoint.baseUrl}\n${endpoint.apiKey}`;
+
 /**
  * The base that CONTRACT 4's paths (`{base}/v1/...`) are appended to: without trailing slashes, and without a final
  * `/v1`, which OpenAI-style SDK settings include (`https://api.openai.com/v1`) and would otherwise double.

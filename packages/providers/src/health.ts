@@ -2,8 +2,9 @@
 import type { Config, ProviderName } from "@gw/config";
 import { AppError } from "@gw/shared";
 import type { UpstreamClient } from "./http/upstream-client";
+import type { ProviderGateway } from "./types";
 import { ANTHROPIC_VERSION } from "./anthropic/transform";
-import { baseUrlOf } from "./endpoint";
+import { accountOf, baseUrlOf, type Endpoint, type EndpointResolver } from "./endpoint";
 
 export type HealthStatus = "healthy" | "degraded" | "unhealthy" | "unknown";
 
@@ -25,19 +26,19 @@ const PROBES: Partial<Record<ProviderName, Probe>> = {
   speech: { path: "/v1/voices", headers: (key) => ({ "xi-api-key": key }) },
 };
 
-/** Every configured provider of the kind is probed (in parallel); the text check covers textA, textB and textC. */
+/** Every configured upstream of the kind is probed (in parallel); the text check covers textA, textB and textC. */
 const CANDIDATES: Record<"text" | "speech", ProviderName[]> = { text: ["textA", "textB", "textC"], speech: ["speech"] };
 
 const statusError = (status: number) => new AppError("upstream_error", `HTTP ${status}`);
 
-async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { baseUrl: string; apiKey?: string }, timeoutMs: number, slowMs: number): Promise<HealthReport> {
+async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: Endpoint, timeoutMs: number, slowMs: number): Promise<HealthReport> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
     await client.json({
-      url: `${baseUrlOf(endpoint.baseUrl)}${probe.path}`,
+      url: `${endpoint.baseUrl}${probe.path}`,
       method: "GET",
-      headers: { accept: "application/json", ...probe.headers(endpoint.apiKey ?? "") },
+      headers: { accept: "application/json", ...probe.headers(endpoint.apiKey) },
       signal: AbortSignal.timeout(timeoutMs + 1_000),
       parseError: statusError,
       timeoutMs,
@@ -53,22 +54,49 @@ async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: { b
   return { status: "healthy", responseTimeMs };
 }
 
+interface Target {
+  /** the provider, or `provider (model)` for a model's own upstream */
+  name: string;
+  probe: Probe;
+  endpoint: Endpoint;
+}
+
 /**
- * One status for all configured providers of a kind: healthy when all are; unhealthy when none answers; degraded
- * otherwise (some models work, some don't), the issue naming each provider that is not healthy.
+ * The upstreams a kind's check probes: each configured provider's, and each one a model of theirs has of its own in
+ * the models config (base URL or key), once per account; a model served only by its own upstream counts too.
  */
-export async function checkProviderHealth(client: UpstreamClient, config: Config, kind: "text" | "speech", timeoutMs: number, slowMs = timeoutMs / 2): Promise<HealthReport> {
-  const configured = CANDIDATES[kind].flatMap((name) => {
+function targetsOf(config: Config, endpointFor: EndpointResolver, kind: "text" | "speech"): Target[] {
+  return CANDIDATES[kind].flatMap((name) => {
     const probe = PROBES[name];
+    if (!probe) return [];
     const { baseUrl, apiKey } = config.providers[name];
-    return probe && baseUrl ? [{ name, probe, endpoint: { baseUrl, apiKey } }] : [];
+    const targets = new Map<string, Target>();
+    const add = (label: string, endpoint: Endpoint) => {
+      if (!targets.has(accountOf(endpoint))) targets.set(accountOf(endpoint), { name: label, probe, endpoint });
+    };
+    if (baseUrl) add(name, { baseUrl: baseUrlOf(baseUrl), apiKey: apiKey ?? "" });
+    for (const model of config.models) {
+      if (model.provider === name && (model.baseUrl || (model.apiKey && baseUrl))) add(`${name} (${model.id})`, endpointFor(model));
+    }
+    return [...targets.values()];
   });
-  if (configured.length === 0) return { status: "unknown", responseTimeMs: 0, issue: "not configured" };
-  const reports = await Promise.all(configured.map(({ probe, endpoint }) => probeProvider(client, probe, endpoint, timeoutMs, slowMs)));
-  const responseTimeMs = Math.max(...reports.map((r) => r.responseTimeMs));
-  const failing = reports.flatMap((r, i) => (r.status === "healthy" ? [] : [`${configured[i]?.name}: ${r.issue ?? r.status}`]));
-  if (failing.length === 0) return { status: "healthy", responseTimeMs };
-  const issue = configured.length === 1 ? reports[0]?.issue : failing.join("; ");
-  const status = reports.every((r) => r.status === "unhealthy") ? "unhealthy" : "degraded";
-  return { status, responseTimeMs, ...(issue ? { issue } : {}) };
+}
+
+/**
+ * One status for all configured upstreams of a kind: healthy when all are; unhealthy when none answers; degraded
+ * otherwise (some models work, some don't), the issue naming each upstream that is not healthy.
+ */
+export function createHealthCheck(client: UpstreamClient, config: Config, endpointFor: EndpointResolver): ProviderGateway["checkHealth"] {
+  const targets = { text: targetsOf(config, endpointFor, "text"), speech: targetsOf(config, endpointFor, "speech") };
+  return async (kind: "text" | "speech", timeoutMs: number, slowMs = timeoutMs / 2): Promise<HealthReport> => {
+    const configured = targets[kind];
+    if (configured.length === 0) return { status: "unknown", responseTimeMs: 0, issue: "not configured" };
+    const reports = await Promise.all(configured.map(({ probe, endpoint }) => probeProvider(client, probe, endpoint, timeoutMs, slowMs)));
+    const responseTimeMs = Math.max(...reports.map((r) => r.responseTimeMs));
+    const failing = reports.flatMap((r, i) => (r.status === "healthy" ? [] : [`${configured[i]?.name}: ${r.issue ?? r.status}`]));
+    if (failing.length === 0) return { status: "healthy", responseTimeMs };
+    const issue = configured.length === 1 ? reports[0]?.issue : failing.join("; ");
+    const status = reports.every((r) => r.status === "unhealthy") ? "unhealthy" : "degraded";
+    return { status, responseTimeMs, ...(issue ? { issue } : {}) };
+  };
 }

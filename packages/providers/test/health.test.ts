@@ -1,5 +1,6 @@
 // checkHealth against the fakes: healthy, failing, hanging and unconfigured providers.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
 import { createProviderGateway } from "../src/create-provider-gateway";
 import { startProviderHarness, type ProviderHarness } from "./helpers";
 
@@ -52,6 +53,26 @@ describe("checkHealth", () => {
     const gateway = createProviderGateway({ ...h.config, providers: { ...h.config.providers, speech: {} } });
     try {
       expect(await gateway.checkHealth("speech", 200)).toMatchObject({ status: "unknown" });
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("probes a model's own upstream and key from the models config, its provider's base URL unset or not", async () => {
+    const models = h.config.models.map((m) => {
+      // textC's provider is unset: only the model's own upstream serves it
+      if (m.id === "textC-8x7b") return { ...m, baseUrl: `${h.fakes.textC.url}/v1`, apiKey: FAKE_KEYS.textC };
+      // a second account on textA's host, whose key that host refuses
+      if (m.id === "textA-4-32k") return { ...m, apiKey: "second-textA" };
+      return m;
+    });
+    const gateway = createProviderGateway({ ...h.config, providers: { ...h.config.providers, textB: {}, textC: {} }, models });
+    try {
+      expect(await gateway.checkHealth("text", 5_000)).toMatchObject({ status: "degraded", issue: "textA (textA-4-32k): HTTP 401" });
+      expect(h.fakes.textC.requests.map((r) => [r.path, r.headers.authorization])).toEqual([["/v1/models", `Bearer ${FAKE_KEYS.textC}`]]);
+      expect(h.fakes.textA.requests.map((r) => r.headers.authorization).sort()).toEqual([`Bearer ${FAKE_KEYS.textA}`, "Bearer second-textA"]);
+      h.fakes.textC.failStatus(1, 503);
+      expect(await gateway.checkHealth("text", 5_000)).toMatchObject({ status: "degraded", issue: "textA (textA-4-32k): HTTP 401; textC (textC-8x7b): HTTP 503" });
     } finally {
       await gateway.close();
     }

@@ -2,7 +2,7 @@
 // refreshes the list once (rate-limited) so that a voice added upstream is found without a restart.
 import { Cancellation } from "@gw/shared";
 import { invalidParameter } from "@gw/shared";
-import type { Endpoint } from "../endpoint";
+import { accountOf, type Endpoint } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
 import { buildVoicesRequest, findVoice, parseError, parseVoicesResponse, type VoiceIndex } from "./transform";
 
@@ -27,14 +27,12 @@ interface CacheEntry {
   fetchedAt: number;
 }
 
-/** One list per upstream account: models with their own key (models config) may see other voices on the same host. */
-const accountOf = (endpoint: Endpoint): string => `${endpoint.baseUrl}\n${endpoint.apiKey}`;
-
 export class VoiceDirectory {
+  /** one list per upstream account (accountOf): another key on the same host may see other voices */
   private readonly cache = new Map<string, CacheEntry>();
   /** single flight: concurrent lookups share one upstream call */
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
-  /** when a background refresh last failed, per upstream: a failing voices endpoint is not asked on every lookup */
+  /** when a background refresh last failed, per upstream account: a failing voices endpoint is not asked on every lookup */
   private readonly failedAt = new Map<string, number>();
 
   constructor(
