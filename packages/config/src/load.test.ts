@@ -38,6 +38,16 @@ describe("loadConfig: LIMIT_<NAME>", () => {
     expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "10/0" })).toThrow(/LIMIT_LOGIN_IP/);
     expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "ten/60" })).toThrow(/LIMIT_LOGIN_IP/);
   });
+
+  it("refuses a window past Node's longest timer, in LIMIT_ and in CONFIG_FILE, where the limiter forgot every count", () => {
+    expect(loadConfig({ ...base(), LIMIT_LOGIN_IP: "10/2147483" }).limits.loginIp).toEqual({ points: 10, duration: 2_147_483 });
+    expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "10/2147484" }))
+      .toThrow("LIMIT_LOGIN_IP: the window must be at most 2147483 seconds (about 24 days, Node's longest timer)");
+    const dir = base().DATA_DIR;
+    const file = path.join(dir, "config.json");
+    writeFileSync(file, JSON.stringify({ limits: { loginIp: { points: 10, duration: 3_000_000 } } }));
+    expect(() => loadConfig({ DATA_DIR: dir, CONFIG_FILE: file })).toThrow(/must be at most 2147483 seconds[\s\S]*at limits\.loginIp\.duration/);
+  });
 });
 
 describe("loadConfig: Stripe keys", () => {

@@ -104,7 +104,13 @@ const envSchema = z.object({
   HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
 });
 
-const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive() });
+/**
+ * A limit's window (seconds) is a timer in the in-memory limiter (rate-limiter-flexible, also Redis's fallback): a
+ * window past Node's longest timer (LIMIT_LOGIN_IP=10/3000000) forgot every count after 1 ms, so nothing was limited.
+ */
+const MAX_WINDOW_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
+const windowTooLong = `must be at most ${MAX_WINDOW_SECONDS} seconds (about 24 days, Node's longest timer)`;
+const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive().max(MAX_WINDOW_SECONDS, windowTooLong) });
 
 const VERSION = /^[A-Za-z0-9._-]{1,32}$/;
 
@@ -266,6 +272,7 @@ function limitsFromEnv(env: Env, base: Record<LimitName, LimitRule>): Record<Lim
     // both at least 1, as in CONFIG_FILE (0 points would refuse every request; a 0 s window counts nothing)
     const m = /^([1-9]\d*)\/([1-9]\d*)$/.exec(raw);
     if (!m) throw new ConfigError(`${key} must look like <points>/<seconds>, both at least 1, e.g. 10/3600`);
+    if (Number(m[2]) > MAX_WINDOW_SECONDS) throw new ConfigError(`${key}: the window ${windowTooLong}`);
     out[name] = { points: Number(m[1]), duration: Number(m[2]) };
   }
   return out;
