@@ -101,6 +101,26 @@ describe("text-to-speech", () => {
     }
   });
 
+  it("after a failed fetch for an unknown name, the next unknown names answer 400 from the cached list for retryMs", async () => {
+    const gateway = createProviderGateway(h.config, { voices: { ttlMs: 60_000, missRefreshMs: 0, retryMs: 60_000 } });
+    const voiceFetches = () => h.fakes.speech.requests.filter((r) => r.path === "/v1/voices").length;
+    try {
+      await tts("Rachel", gateway);
+      // a refusal is not retried by the client: the one miss refresh is one request
+      h.fakes.speech.failNext(100, { kind: "status", status: 401 }, { path: "/v1/voices" });
+      expect((await caught(() => tts("Nobody", gateway))).code).not.toBe("invalid_parameter");
+      expect(voiceFetches()).toBe(2);
+      for (const voice of ["Nobody", "Somebody"]) {
+        const err = await caught(() => tts(voice, gateway));
+        expect({ code: err.code, status: err.status }).toEqual({ code: "invalid_parameter", status: 400 });
+      }
+      await expect(tts("Bella", gateway)).resolves.toMatchObject({ contentType: "audio/mpeg" });
+      expect(voiceFetches()).toBe(2);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("rejects a non-audio 200 and a body truncated past the retries, and retries one truncated body", async () => {
     await tts("Rachel");
     h.fakes.speech.failNext(1, { kind: "wrong-shape" }, { path: "/v1/text-to-speech" });

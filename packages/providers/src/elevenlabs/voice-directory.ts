@@ -11,7 +11,7 @@ export interface VoiceDirectoryTiming {
   ttlMs: number;
   /** the least time between two refreshes caused by unknown names */
   missRefreshMs: number;
-  /** after a background refresh of an expired list failed, how long the expired list answers before the next try */
+  /** after a fetch of the list failed, how long the cached list answers (expired or missing a name) before the next try */
   retryMs: number;
 }
 
@@ -32,7 +32,7 @@ export class VoiceDirectory {
   private readonly cache = new Map<string, CacheEntry>();
   /** single flight: concurrent lookups share one upstream call */
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
-  /** when a background refresh last failed, per upstream account: a failing voices endpoint is not asked on every lookup */
+  /** when a fetch last failed, per upstream account: a failing voices endpoint is not asked on every lookup */
   private readonly failedAt = new Map<string, number>();
 
   constructor(
@@ -45,14 +45,16 @@ export class VoiceDirectory {
    * The upstream voice id of a name (exact, else case-insensitive); unknown: 400 invalid_parameter naming it.
    * Only the first lookup waits for the list: once it has expired, the cached one answers while one background
    * fetch replaces it, so a voices endpoint that fails or hangs for a while does not take speech down with it.
+   * After a failed fetch, neither the background refresh nor an unknown name's asks again for `retryMs`.
    */
   async resolve(endpoint: Endpoint, name: string): Promise<string> {
-    let entry = this.cache.get(accountOf(endpoint));
-    if (!entry) entry = await this.refresh(endpoint);
-    else if (this.now() - entry.fetchedAt > this.timing.ttlMs) this.refreshInBackground(endpoint);
+    const account = accountOf(endpoint);
+    let entry = this.cache.get(account);
+    if (!entry) entry = await this.refresh(endpoint, account);
+    else if (this.now() - entry.fetchedAt > this.timing.ttlMs && !this.backingOff(account)) this.refresh(endpoint, account).catch(() => undefined);
     let id = findVoice(entry.voices, name);
-    if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs) {
-      id = findVoice((await this.refresh(endpoint)).voices, name);
+    if (id === undefined && this.now() - entry.fetchedAt > this.timing.missRefreshMs && !this.backingOff(account)) {
+      id = findVoice((await this.refresh(endpoint, account)).voices, name);
     }
     if (id === undefined) throw unknownVoice(name);
     return id;
@@ -63,25 +65,27 @@ export class VoiceDirectory {
     this.cache.delete(accountOf(endpoint));
   }
 
-  private refreshInBackground(endpoint: Endpoint): void {
-    const failed = this.failedAt.get(accountOf(endpoint));
-    if (failed !== undefined && this.now() - failed < this.timing.retryMs) return;
-    this.refresh(endpoint).then(
-      () => this.failedAt.delete(accountOf(endpoint)),
-      () => this.failedAt.set(accountOf(endpoint), this.now()),
-    );
+  private backingOff(account: string): boolean {
+    const failed = this.failedAt.get(account);
+    return failed !== undefined && this.now() - failed < this.timing.retryMs;
   }
 
-  private refresh(endpoint: Endpoint): Promise<CacheEntry> {
-    const running = this.inflight.get(accountOf(endpoint));
+  private refresh(endpoint: Endpoint, account: string): Promise<CacheEntry> {
+    const running = this.inflight.get(account);
     if (running) return running;
     const pending = (async () => {
-      const json = await this.client.json({ ...buildVoicesRequest(endpoint), method: "GET", signal: DETACHED, parseError });
-      const entry = { voices: parseVoicesResponse(json), fetchedAt: this.now() };
-      this.cache.set(accountOf(endpoint), entry);
-      return entry;
-    })().finally(() => this.inflight.delete(accountOf(endpoint)));
-    this.inflight.set(accountOf(endpoint), pending);
+      try {
+        const json = await this.client.json({ ...buildVoicesRequest(endpoint), method: "GET", signal: DETACHED, parseError });
+        const entry = { voices: parseVoicesResponse(json), fetchedAt: this.now() };
+        this.cache.set(account, entry);
+        this.failedAt.delete(account);
+        return entry;
+      } catch (err) {
+        this.failedAt.set(account, this.now());
+        throw err;
+      }
+    })().finally(() => this.inflight.delete(account));
+    this.inflight.set(account, pending);
     return pending;
   }
 }
