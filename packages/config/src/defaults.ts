@@ -43,6 +43,9 @@ export interface ModelDefinition {
   apiKey?: string;
 }
 
+/** Longer passwords are refused before hashing, so a huge body cannot buy seconds of argon2 time (@gw/auth). */
+export const MAX_PASSWORD_LENGTH = 256;
+
 const TEXT_PRICE: ModelPricing = { inputPer1k: 1_000, outputPer1k: 2_000 };
 const IMAGE_PRICE: ModelPricing = { imageStandard: 100_000, imageHighRes: 200_000 };
 

@@ -4,7 +4,7 @@ import { isIP, isIPv4 } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 import {
-  DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID,
+  DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID, MAX_PASSWORD_LENGTH,
   type LimitName, type LimitRule, type ModelType, type Protocol,
 } from "./defaults";
 import type { Config } from "./schema";
@@ -90,8 +90,8 @@ const envSchema = z.object({
   FLUX_POLL_INTERVAL_MS: timerMs().default(500),
   UPSTREAM_MAX_RESPONSE_BYTES: envNumber((n) => n.int().positive()).default(128 * 1024 * 1024),
   HOLD_TTL_SECONDS: envNumber((n) => n.int().positive()).default(900),
-  // passwords longer than 256 characters are refused (@gw/auth MAX_PASSWORD_LENGTH): a larger minimum refused every sign-up
-  PASSWORD_MIN_LENGTH: envNumber((n) => n.int().min(8).max(256, "must be at most 256, the longest password taken")).default(8),
+  // longer passwords are refused (MAX_PASSWORD_LENGTH): a larger minimum refused every sign-up
+  PASSWORD_MIN_LENGTH: envNumber((n) => n.int().min(8).max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH}, the longest password taken`)).default(8),
   JSON_BODY_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(1024 * 1024),
   AUDIO_UPLOAD_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(25 * 1024 * 1024),
   BODY_IDLE_TIMEOUT_MS: timerMs().default(30_000),

@@ -1,8 +1,9 @@
+import { MAX_PASSWORD_LENGTH } from "@gw/config";
 import { AppError } from "@gw/shared";
 import { isCommonPassword } from "./common-passwords";
 
-/** Longer passwords are refused before hashing, so a huge body cannot buy seconds of argon2 time. */
-export const MAX_PASSWORD_LENGTH = 256;
+/** in @gw/config, which keeps PASSWORD_MIN_LENGTH within it */
+export { MAX_PASSWORD_LENGTH };
 
 export interface PasswordRules {
   minLength: number;
