@@ -171,3 +171,20 @@ describe("loadConfig: TRUST_PROXY (Express `trust proxy`)", () => {
     }
   });
 });
+
+describe("loadConfig: CONFIG_FILE prices", () => {
+  it("takes whole cents for a plan's price and a package's amount and bonus, and refuses a third decimal naming it", () => {
+    const dir = base().DATA_DIR;
+    const file = path.join(dir, "config.json");
+    const load = (json: unknown) => {
+      writeFileSync(file, JSON.stringify(json));
+      return loadConfig({ DATA_DIR: dir, CONFIG_FILE: file });
+    };
+    expect(load({ creditPackages: [{ amount: 19.99, bonus: 0.01, total: 20 }] }).creditPackages).toEqual([{ amount: 19.99, bonus: 0.01, total: 20 }]);
+    expect(() => load({ creditPackages: [{ amount: 9.999, bonus: 0, total: 9.999 }] })).toThrow(/must be whole cents[\s\S]*at creditPackages\[0\]\.amount/);
+    expect(() => load({ creditPackages: [{ amount: 10, bonus: 0.005, total: 10.005 }] })).toThrow(/at creditPackages\[0\]\.bonus/);
+    const plan = { id: "pro", name: "Pro", price: 9.999, currency: "usd", interval: "month", features: [], monthlyCreditsMicros: 0, requestsPerMinute: 60, concurrentRequests: 5 };
+    expect(() => load({ plans: [plan] })).toThrow(/must be whole cents[\s\S]*at plans\[0\]\.price/);
+    expect(load({ plans: [{ ...plan, price: 9.99 }] }).plans[0]?.price).toBe(9.99);
+  });
+});

@@ -173,13 +173,20 @@ const modelEntries = z.array(modelEntry).superRefine((models, ctx) => {
 });
 
 /**
+ * Dollars a checkout charges: whole cents (tolerating float noise like 19.99), as a purchase's amount is read. A
+ * package of 9.999 started, and every purchase of it was refused 400 'must have at most two decimals'.
+ */
+const cents = (n: number) => Math.abs(n * 100 - Math.round(n * 100)) <= 1e-6;
+const dollars = () => z.number().min(0).refine(cents, "must be whole cents (at most two decimals), e.g. 9.99");
+
+/**
  * One plan, checked field by field like a model: a plan without `requestsPerMinute` (or with "600") started, and its
  * subscribers were never limited (`n > undefined` is false) while every answer said `X-RateLimit-Limit: undefined`.
  */
 const planEntry = z.strictObject({
   id: z.string().min(1),
   name: z.string().min(1),
-  price: z.number().min(0),
+  price: dollars(),
   currency: z.string().regex(/^[a-z]{3}$/, "must be a three-letter ISO currency code in lower case, e.g. usd"),
   interval: z.literal("month"),
   features: z.array(z.string()),
@@ -203,7 +210,7 @@ const fileSchema = z.object({
   models: modelEntries.optional(),
   plans: planEntries.optional(),
   // a purchase grants amount + bonus (the bonus its own ledger entry); `total` is only shown, so it must say that sum
-  creditPackages: z.array(z.object({ amount: z.number().positive(), bonus: z.number().min(0), total: z.number().positive() })
+  creditPackages: z.array(z.object({ amount: dollars().positive(), bonus: dollars(), total: z.number().positive() })
     .refine((p) => Math.abs(p.amount + p.bonus - p.total) < 1e-9, { message: "total must be amount + bonus, what a purchase of amount grants", path: ["total"] })).optional(),
   // a name that is no limit ("loginIP") was kept and never read: the limit the operator meant stayed at its default
   limits: z.partialRecord(z.enum(Object.keys(DEFAULT_LIMITS) as [LimitName, ...LimitName[]]), limitRule).optional(),
