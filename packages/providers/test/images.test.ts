@@ -77,6 +77,14 @@ describe("flux (imageB)", () => {
     expect(h.fakes.imageB.requests.filter((r) => r.method === "POST")).toHaveLength(3);
   });
 
+  it("does not poll (nor send its key to) a polling_url outside the upstream's own site", async () => {
+    h.fakes.imageB.failNext(1, { kind: "status", status: 200, body: { id: "t-1", polling_url: "http://169.254.169.254/v1/get_result?id=t-1" } }, { path: "/v1/imageB-1-dev" });
+    const err = await caught(() => h.gateway.generateImage(imageB({})));
+    expect({ code: err.code, status: err.status }).toEqual({ code: "upstream_error", status: 502 });
+    expect(err.message).toContain("169.254.169.254");
+    expect(h.fakes.imageB.requests.filter((r) => r.method === "GET")).toHaveLength(0);
+  });
+
   it("polls the conventional get_result URL when no polling_url is given", async () => {
     h.fakes.imageB.sendPollingUrl = false;
     await expect(h.gateway.generateImage(imageB())).resolves.toMatchObject({ images: [{ width: 1024 }] });

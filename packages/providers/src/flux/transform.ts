@@ -1,5 +1,6 @@
 // Flux (BFL) protocol (imageB): submit POST {base}/v1/{model} with x-key → {id, polling_url};
 // poll GET polling_url until status "Ready" (result.sample is the image URL). Pure transforms.
+import { isIP } from "node:net";
 import { AppError } from "@gw/shared";
 import { z } from "zod";
 import type { Endpoint } from "../endpoint";
@@ -39,6 +40,35 @@ export function buildSubmitRequest(endpoint: Endpoint, upstreamModel: string, re
   };
 }
 
+const isAddress = (hostname: string) => isIP(hostname.replace(/^\[|\]$/g, "")) !== 0;
+const isLoopback = (hostname: string) => /^127\.\d+\.\d+\.\d+$/.test(hostname) || hostname === "[::1]" || hostname === "localhost";
+
+/**
+ * Whether a host is on the upstream's own site: its base URL's host, or, for a DNS name, another host of the same
+ * domain (its last two labels: BFL answers regional hosts such as api.us1.bfl.ai for api.bfl.ai). An IP address or
+ * a one-label name is only itself, except that the loopback addresses are all this machine.
+ */
+function onSiteOf(hostname: string, baseHost: string): boolean {
+  if (hostname === baseHost || (isLoopback(hostname) && isLoopback(baseHost))) return true;
+  if (isAddress(baseHost) || !baseHost.includes(".")) return false;
+  const site = baseHost.split(".").slice(-2).join(".");
+  return hostname === site || hostname.endsWith(`.${site}`);
+}
+
+/** The polling URL receives our `x-key`, so it must be http(s) on the upstream's own site (a 502 at no cost otherwise). */
+function checkedPollingUrl(pollingUrl: string, baseUrl: string): string {
+  let polling: URL;
+  try {
+    polling = new URL(pollingUrl, `${baseUrl}/`);
+  } catch {
+    throw wrongShape("image submission");
+  }
+  if ((polling.protocol !== "https:" && polling.protocol !== "http:") || !onSiteOf(polling.hostname, new URL(baseUrl).hostname)) {
+    throw new AppError("upstream_error", `The image provider named a polling URL outside its own site (${polling.hostname.slice(0, 100) || polling.protocol}); it was not polled.`);
+  }
+  return polling.toString();
+}
+
 export function parseSubmitResponse(json: unknown, endpoint: Endpoint): FluxTask {
   const parsed = submitResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("image submission");
@@ -46,7 +76,7 @@ export function parseSubmitResponse(json: unknown, endpoint: Endpoint): FluxTask
   return {
     id,
     // older deployments answer without polling_url and expect get_result on the same host
-    pollingUrl: pollingUrl ? new URL(pollingUrl, `${endpoint.baseUrl}/`).toString() : `${endpoint.baseUrl}/v1/get_result?id=${encodeURIComponent(id)}`,
+    pollingUrl: pollingUrl ? checkedPollingUrl(pollingUrl, endpoint.baseUrl) : `${endpoint.baseUrl}/v1/get_result?id=${encodeURIComponent(id)}`,
   };
 }
 
