@@ -355,5 +355,32 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       const listed = await http(`${server.url}/api/trpc/keys.list`, { headers: sessionOf("usr_trpc_nul") });
       expect((await listed.json()).result.data.total).toBe(0);
     });
+
+    it("refuses a malformed body as the REST routes do: invalid_json (no parser text), bytes that are not UTF-8, other charsets", async () => {
+      const post = (body: string | Uint8Array, contentType = "application/json") =>
+        http(`${server.url}/api/trpc/keys.create`, { method: "POST", headers: { ...sessionOf("usr_trpc_body"), "content-type": contentType }, body });
+      const malformed = await post("{x");
+      expect(malformed.status).toBe(400);
+      const body = await malformed.json();
+      expect(body.error.data.error).toEqual({ message: "The request body is not valid JSON.", type: "invalid_request_error", code: "invalid_json" });
+      expect(body.error).toMatchObject({ code: -32600, data: { code: "BAD_REQUEST", httpStatus: 400, path: "keys.create" } });
+      const query = await http(`${server.url}/api/trpc/keys.list?input=%7Bx`, { headers: sessionOf("usr_trpc_body") });
+      expect(query.status).toBe(400);
+      expect((await query.json()).error.data.error.code).toBe("invalid_json");
+      // {"name":"<0xff>"}: the adapter's own reader decoded it to U+FFFD and stored a key of that name
+      const notUtf8 = await post(new Uint8Array([...Buffer.from('{"name":"'), 0xff, ...Buffer.from('"}')]));
+      expect(notUtf8.status).toBe(400);
+      expect((await notUtf8.json()).error.data.error.code).toBe("invalid_json");
+      const utf16 = await post(JSON.stringify({ name: "ci" }), "application/json; charset=utf-16");
+      expect(utf16.status).toBe(400);
+      expect((await utf16.json()).error.data.error.code).toBe("invalid_parameter");
+      const tooLarge = await post(JSON.stringify({ name: "x".repeat(2_000_000) }));
+      expect(tooLarge.status).toBe(413);
+      expect((await tooLarge.json()).error.data.error.code).toBe("payload_too_large");
+      const listed = await http(`${server.url}/api/trpc/keys.list`, { headers: sessionOf("usr_trpc_body") });
+      expect((await listed.json()).result.data.total).toBe(0);
+      const fine = await post(JSON.stringify({ name: "ci" }));
+      expect(fine.status).toBe(201);
+    });
   });
 });

@@ -12,6 +12,8 @@ export function appErrorFromZod(error: z.core.$ZodError, input: unknown): AppErr
 export function toApiError(error: TRPCError, input?: unknown): AppError {
   const cause = error.cause;
   if (cause instanceof AppError) return cause;
+  // the adapter's JSON.parse of a malformed body (or `?input=`) reaches here as BAD_REQUEST with its SyntaxError
+  if (cause instanceof SyntaxError) return new AppError("invalid_json", "The request body is not valid JSON.");
   const outage = databaseOutage(cause);
   if (outage) return outage;
   if (cause instanceof z.core.$ZodError && error.code === "BAD_REQUEST") return appErrorFromZod(cause, input);

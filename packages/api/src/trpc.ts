@@ -48,16 +48,22 @@ const trpcKeyOf = (status: number): TrpcCodeKey => TRPC_KEY_BY_STATUS[status] ??
  */
 const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({
   errorFormatter({ shape, error, input }) {
-    const appError = toApiError(error, input);
-    // an AppError thrown in a procedure reaches tRPC as INTERNAL_SERVER_ERROR: name its real status instead
-    const key = trpcKeyOf(appError.status);
-    return {
-      message: appError.message,
-      code: TRPC_ERROR_CODES_BY_KEY[key],
-      data: { code: key, httpStatus: appError.status, path: shape.data.path, error: nestedErrorBody(appError).error },
-    };
+    return trpcErrorShape(toApiError(error, input), shape.data.path);
   },
 });
+
+/**
+ * A domain error in tRPC's error shape (also for the body errors the server answers before the adapter runs).
+ * An AppError thrown in a procedure reaches tRPC as INTERNAL_SERVER_ERROR: its real status is named instead.
+ */
+export function trpcErrorShape(appError: AppError, path: string | undefined) {
+  const key = trpcKeyOf(appError.status);
+  return {
+    message: appError.message,
+    code: TRPC_ERROR_CODES_BY_KEY[key],
+    data: { code: key, httpStatus: appError.status, path, error: nestedErrorBody(appError).error },
+  };
+}
 
 /** 3. ROUTERS AND PROCEDURES */
 export const createTRPCRouter = t.router;

@@ -26,7 +26,7 @@ export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
   app.get("/api/docs", (_req, res) => {
     res.type("html").send(renderDocsPage(document()));
   });
-  app.use("/api/trpc", trpcEndpoint(ctx));
+  app.use("/api/trpc", ...trpcEndpoint(ctx));
   mountAuthRoutes(app, ctx);
   app.use("/api", jsonParser(ctx.config.jsonBodyLimitBytes), objectBody, restHandler(ctx));
 }

@@ -1,13 +1,19 @@
-import type { RequestHandler } from "express";
+import type { ErrorRequestHandler, RequestHandler } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
-import { createApiContext } from "@gw/api/trpc";
+import { createApiContext, trpcErrorShape } from "@gw/api/trpc";
 import { toApiError } from "@gw/api/errors";
 import { appRouter } from "@gw/api/root";
 import type { AppContext } from "../context";
+import { fromBodyParser } from "../http/errors";
+import { jsonParser } from "../http/json-body";
 
-/** The dashboard's tRPC endpoint (/api/trpc): same procedures, tRPC wire format, HTTP status from the spec code. */
-export function trpcEndpoint(app: AppContext): RequestHandler {
-  return createExpressMiddleware({
+/**
+ * The dashboard's tRPC endpoint (/api/trpc): same procedures, tRPC wire format, HTTP status from the spec code.
+ * Bodies go through the app's one JSON parser first, so CONTRACT 7b holds here as on the REST routes: the
+ * adapter's own reader decodes bytes that are not UTF-8 to U+FFFD and stored them.
+ */
+export function trpcEndpoint(app: AppContext): RequestHandler[] {
+  const adapter = createExpressMiddleware({
     router: appRouter,
     createContext: ({ req, res }) => createApiContext(app, req, res),
     maxBodySize: app.config.jsonBodyLimitBytes,
@@ -23,4 +29,16 @@ export function trpcEndpoint(app: AppContext): RequestHandler {
       if (toApiError(error).code === "internal_error") app.logger.error({ err: error.cause ?? error, path }, "unhandled error in tRPC procedure");
     },
   });
+  return [jsonParser(app.config.jsonBodyLimitBytes), trpcBodyError as unknown as RequestHandler, adapter];
 }
+
+/** A body the parser refused (bad JSON or UTF-8, too large, too deep, other charset), in tRPC's error shape. */
+const trpcBodyError: ErrorRequestHandler = (err, req, res, next) => {
+  const error = fromBodyParser(err);
+  if (!error) {
+    next(err);
+    return;
+  }
+  const path = req.query.batch === undefined ? req.path.slice(1) : undefined;
+  res.status(error.status).json({ error: trpcErrorShape(error, path) });
+};

@@ -25,7 +25,7 @@ function isClientHttpError(err: object): boolean {
 }
 
 /** Maps body-parser failures (bad JSON, too large, wrong charset) to spec errors, never a 500. */
-function fromBodyParser(err: unknown): AppError | undefined {
+export function fromBodyParser(err: unknown): AppError | undefined {
   if (typeof err !== "object" || err === null) return undefined;
   // A body that cannot be read at all (e.g. corrupt gzip under Content-Encoding) comes as an exposable 4xx
   // http-error without a body-parser type: the client's fault, so a 400 rather than a 500.
