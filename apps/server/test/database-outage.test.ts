@@ -70,12 +70,19 @@ describe("the database unreachable for a while", () => {
     expect((await chat()).status).toBe(200);
 
     await mongo.stop();
-    const [gateway, rest] = await Promise.all([chat(), call(server, "GET", "/api/keys", { cookie: user.cookie })]);
+    const [gateway, rest, deletion] = await Promise.all([
+      chat(), call(server, "GET", "/api/keys", { cookie: user.cookie }),
+      // a REST route Express serves itself answers in the same status form
+      call(server, "DELETE", "/api/auth/me", { cookie: user.cookie, body: { password: "Quartz-Lamp-92" } }),
+    ]);
     expect(gateway.status).toBe(503);
     expect(gateway.headers.get("retry-after")).toBe("5");
     expect(await gateway.json()).toEqual({ error: { message: expect.stringContaining("database is unreachable"), type: "api_error", code: "service_unavailable" } });
     expect(rest.status).toBe(503);
     expect(rest.body).toEqual({ status: "error", message: expect.stringContaining("database is unreachable"), error_code: "service_unavailable" });
+    expect(deletion.status).toBe(503);
+    expect(deletion.headers.get("retry-after")).toBe("5");
+    expect(deletion.body).toEqual(rest.body);
     // the OpenAPI document announces that answer, in that shape
     const doc = (await call(server, "GET", "/api/openapi.json")).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
     expect(doc.paths["/keys"]?.get?.responses["503"]).toEqual({

@@ -4,7 +4,7 @@ import { newId } from "@gw/shared";
 import type { FakeStripe } from "@gw/test-support/fake-stripe";
 import { call, mailsTo, verifiedUser } from "./auth-helpers";
 import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent, webhookStand } from "./billing-support";
-import type { TestServer } from "./harness";
+import { startTestServer, type TestServer } from "./harness";
 
 const MICROS = 1_000_000;
 
@@ -660,5 +660,19 @@ describe("POST /api/billing/webhook", () => {
     const res = await deliver(server, stripeEvent("charge.refund.updated", { id: "re_1", object: "refund" }));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ received: true });
+  });
+});
+
+describe("POST /api/billing/webhook without STRIPE_WEBHOOK_SECRET", () => {
+  it("is 503 service_unavailable in the status form of the /api REST routes", async () => {
+    const server = await startTestServer({ env: { STRIPE_WEBHOOK_SECRET: "" } });
+    try {
+      const res = await deliver(server, stripeEvent("payment_intent.succeeded", { id: "pi_1", object: "payment_intent" }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      expect(await res.json()).toEqual({ status: "error", message: "The payment webhook is not configured on this server.", error_code: "service_unavailable" });
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
-import type { Request, Response } from "express";
-import type { AppError, StatusErrorBody } from "@gw/shared";
+import type { ErrorRequestHandler, Request, Response } from "express";
+import { databaseOutage } from "@gw/db";
+import { isAppError, type AppError, type StatusErrorBody } from "@gw/shared";
 import { sendError } from "../http/errors";
 
 /**
@@ -19,6 +20,22 @@ export function writeRestError(res: Response, err: AppError, req: Request, debug
   res.setHeader("Cache-Control", "no-store");
   if (err.extras.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.extras.retryAfterSeconds));
   res.status(err.status).json(body);
+}
+
+/**
+ * For the /api REST routes Express serves itself (the webhook, DELETE /api/auth/me): a 503 service_unavailable
+ * (database unreachable, payments not configured) in the status form, as the generated routes answer it; other
+ * errors go on to the app's error handler.
+ */
+export function statusFormUnavailable(debug: boolean): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    const error = isAppError(err) ? err : databaseOutage(err);
+    if (error?.code !== "service_unavailable") {
+      next(err);
+      return;
+    }
+    writeRestError(res, error, req, debug);
+  };
 }
 
 /**

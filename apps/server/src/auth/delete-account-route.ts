@@ -3,6 +3,7 @@ import { z } from "zod";
 import { appErrorFromZod } from "@gw/api/errors";
 import { AppError } from "@gw/shared";
 import { objectBodyError, unsupportedBodyType } from "../api/object-body";
+import { statusFormUnavailable } from "../api/rest-errors";
 import type { AppContext } from "../context";
 import { jsonParser } from "../http/json-body";
 
@@ -34,5 +35,6 @@ export function deleteAccountRoute(ctx: AppContext): Router {
       next(err);
     }
   });
+  router.use("/api/auth/me", statusFormUnavailable(ctx.config.errorDebug));
   return router;
 }
