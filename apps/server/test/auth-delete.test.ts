@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
+import { credit } from "./support/gateway-fixtures";
 import { call, login, mailsTo, PASSWORD, RELAXED_LIMITS, signup, uniqueEmail, verifiedUser } from "./auth-helpers";
 import { holdPoint } from "./support/hold-point";
 
 describe("account deletion (DELETE /api/auth/me)", () => {
   let server: TestServer;
+  let fakes: FakeUpstreams;
   beforeAll(async () => {
-    server = await startTestServer({ env: RELAXED_LIMITS });
+    fakes = await startFakeUpstreams();
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fakes.env } });
   });
   afterAll(async () => {
     await server.close();
+    await fakes.close();
   });
 
   it("revokes keys and sessions, runs the account hooks, anonymizes the user, and the e-mail can sign up again", async () => {
@@ -41,6 +46,30 @@ describe("account deletion (DELETE /api/auth/me)", () => {
     const again = await signup(server, email);
     expect(again.body.user.id).not.toBe(id);
     expect(again.body.user.email).toBe(email);
+  });
+
+  it("deletes the answers stored for Idempotency-Key replays (they hold prompts and outputs), and only the user's", async () => {
+    const stored = (userId: string) => server.db.connection.collection<{ _id: string }>("gateway_idempotency").countDocuments({ _id: { $regex: `^${userId}:` } });
+    const withReplay = async () => {
+      const { cookie, id } = await verifiedUser(server);
+      const created = await call(server, "POST", "/api/keys", { cookie, body: { name: "replays" } });
+      await credit(server, id, 1);
+      const task = await fetch(`${server.url}/api/v1/task`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.body.key as string}`, "content-type": "application/json", "idempotency-key": "private-prompt" },
+        body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "my secret" }], max_tokens: 5 }),
+      });
+      expect(task.status).toBe(200);
+      await task.text();
+      expect(await stored(id)).toBe(1);
+      return { cookie, id };
+    };
+    const leaving = await withReplay();
+    const staying = await withReplay();
+    const res = await call(server, "DELETE", "/api/auth/me", { cookie: leaving.cookie, body: { password: PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(await stored(leaving.id)).toBe(0);
+    expect(await stored(staying.id)).toBe(1);
   });
 
   it("needs the password of a password account: missing → 400, wrong → 401, nothing deleted", async () => {

@@ -75,6 +75,10 @@ export async function mountGateway(
   });
   const stopSweeping = idempotencyStore.sweepEvery(IDEMPOTENCY_SWEEP_MS, (err) => ctx.logger.warn({ err: (err as Error).message }, "idempotency sweep failed"));
   ctx.onShutdown(stopSweeping);
+  // stored answers hold prompts and outputs: they go with the account (CONTRACT 2)
+  ctx.accountHooks.onAccountDeleted(async (userId) => {
+    await idempotencyStore.forgetUser(userId);
+  });
 
   const auth = authenticate(ctx);
   // CONTRACT 7: X-RateLimit-* on every answer of the task endpoints, a refused key's included

@@ -197,6 +197,17 @@ export class IdempotencyStore {
     return result.deletedCount + parts.deletedCount;
   }
 
+  /**
+   * Deletes every answer stored for a user, parts included (account deletion: they hold the user's prompts and
+   * outputs). Record ids start with `<user id>:`, part ids with the record's id.
+   */
+  async forgetUser(userId: string): Promise<number> {
+    const ofUser = new RegExp(`^${userId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:`);
+    const records = await this.model.deleteMany({ _id: ofUser });
+    const parts = await this.parts.deleteMany({ _id: ofUser });
+    return records.deletedCount + parts.deletedCount;
+  }
+
   /** Sweeps every `intervalMs` in the background until the returned stop function is called. */
   sweepEvery(intervalMs: number, onError: (err: unknown) => void): () => void {
     const timer = setInterval(() => void this.sweep().catch(onError), intervalMs);
