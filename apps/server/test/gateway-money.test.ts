@@ -136,6 +136,27 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(8 + 2 * reply.completionTokens);
   });
 
+  it.each([false, true])("a cost above what the balance covers charges the balance and records the rest as uncharged; the usage record's cost is the charge (stream %s)", async (stream) => {
+    const user = await fundedUser(server, 0);
+    const messages = [{ role: "user", content: [{ type: "text", text: "what is on this picture" }, { type: "image_url", image_url: { url: "https://example.com/cat.png" } }] }];
+    const held = countTokens("what is on this picture") + 4 + 3 + IMAGE_PART_TOKENS + 2 * 100;
+    const reply = fakeChatReply(messages, 100);
+    const cost = reply.promptTokens + 2 * reply.completionTokens;
+    await server.app.context.ledger.credit(user.userId, held, { kind: "adjustment", idempotencyKey: `exact-${user.userId}` });
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const reported = stream ? JSON.parse(text.trim().split("\n\n").at(-2)?.slice(6) ?? "{}").usage.cost : Number(res.headers.get("x-request-cost"));
+    expect(reported).toBe(held / 1e6);
+    expect(await balanceMicros(server, user.userId)).toBe(0);
+    const usage = await readJson(await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } }));
+    expect(usage.data.map((r: { cost: number }) => r.cost)).toEqual([held / 1e6]);
+    const [settle] = await server.app.context.ledger.entries(user.userId, { kinds: ["settle"] });
+    expect(settle?.cost).toBe(held);
+    expect(settle?.meta?.uncharged).toBe(cost - held);
+    expect(await server.app.context.ledger.verify(user.userId)).toMatchObject({ ok: true });
+  });
+
   it.each([false, true])("a cost above the hold is charged in full from the balance, also when the request outlasts the instance's idle reservation (stream %s)", async (stream) => {
     const user = await fundedUser(server, 1);
     // An image part: held at the least an image costs, reported by the upstream at FAKE_IMAGE_TOKENS.

@@ -230,8 +230,9 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     return;
   }
   start();
-  // The usage chunk reports the charge: settled last, for the quoted cost (the writes below are synchronous, so the
-  // quote still holds at the settle). Output bytes are those of the text produced, as for a non-streamed answer.
+  // The usage chunk reports the charge: settled last, for the real cost, which charges the quoted amount (the writes
+  // below are synchronous, so the quote still holds at the settle) and records what the credits did not cover as
+  // `uncharged`, as a non-streamed answer's settle does. Output bytes are those of the text produced.
   const used = textCost(model, final.usage);
   await hold.cover(used);
   const cost = hold.quote(used);
@@ -240,7 +241,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
     sse.done();
   } finally {
-    await hold.settle(cost, usageRecord(deps, meta, {
+    await hold.settle(used, usageRecord(deps, meta, {
       model: model.id, type: "text", promptTokens: final.usage.promptTokens,
       completionTokens: final.usage.completionTokens, outputBytes: Buffer.byteLength(emitted),
     }));
