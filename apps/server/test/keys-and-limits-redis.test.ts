@@ -16,8 +16,8 @@ const http = (input: string, init?: RequestInit): Promise<JsonResponse> => fetch
 // Several gateway instances behind one load balancer (CONTRACT 3 and 7): a shared Redis carries rate-limit counters
 // and key revocations. Needs `redis-server` on PATH (.ci/run installs Debian's).
 
-async function startRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
+async function startRedis(port?: number): Promise<{ url: string; stop(): Promise<void> }> {
+  port ??= await freePort();
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -103,6 +103,50 @@ describe("Redis unreachable", () => {
     const statuses: number[] = [];
     for (let i = 0; i < 3; i += 1) statuses.push((await http(`${server.url}/api/status`)).status);
     expect(statuses).toEqual([200, 200, 429]);
+  });
+});
+
+describe("two instances started while Redis is down, Redis up later", () => {
+  let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    const port = await freePort();
+    const databaseName = `t_${randomBase62(12)}`;
+    const env = { REDIS_URL: `redis://127.0.0.1:${port}` };
+    a = await startTestServer({ env, databaseName });
+    b = await startTestServer({ env, databaseName });
+    standInSessions(a);
+    standInSessions(b);
+    // long enough for the connections' first reconnects to fail too
+    await new Promise((r) => setTimeout(r, 1_500));
+    redis = await startRedis(port);
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await redis?.stop();
+  });
+
+  it("both subscribe to key revocations once Redis answers: one revoked on one instance is refused by the other at once", async () => {
+    const probe = new Redis(redis?.url ?? "");
+    try {
+      const deadline = Date.now() + 10_000;
+      const subscribers = async () => Number(((await probe.pubsub("NUMSUB", "gw:api-keys:revoked")) as [string, number])[1]);
+      while ((await subscribers()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await subscribers()).toBe(2);
+    } finally {
+      probe.disconnect();
+    }
+    const headers = { cookie: `${SESSION_COOKIE}=usr_late`, "content-type": "application/json" };
+    const created = await (await http(`${a.url}/api/keys`, { method: "POST", headers, body: JSON.stringify({ name: "late" }) })).json();
+    expect(await b.app.context.apiKeys.verify(created.key)).not.toBeNull();
+    expect((await http(`${a.url}/api/keys/${created.id}`, { method: "DELETE", headers: { cookie: headers.cookie } })).status).toBe(200);
+    const started = performance.now();
+    while ((await b.app.context.apiKeys.verify(created.key)) !== null) {
+      expect(performance.now() - started).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 });
 

@@ -21,8 +21,9 @@ const CHANNEL = "gw:api-keys:revoked";
 export function redisRevocationBus(redis: Redis, logger: Logger): RevocationBus {
   // A subscribed connection cannot run other commands; the offline queue lets it subscribe before it is connected
   // and re-subscribe after reconnects. No command timeout: the subscription waits for Redis however long it is away
-  // (only the commands that requests wait on are bounded).
-  const subscriber = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, socketTimeout: undefined });
+  // (only the commands that requests wait on are bounded), nor a retry limit: with the main connection's one retry, a
+  // Redis still down at start failed the queued subscription for good, and that instance never heard a revocation.
+  const subscriber = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined, socketTimeout: undefined });
   subscriber.on("error", (err: Error) => logger.warn({ err: err.message }, "redis subscriber error"));
   const handlers: Array<(hash: string) => void> = [];
   subscriber.on("message", (channel: string, message: string) => {
