@@ -117,6 +117,30 @@ describe("OpenAPI document and reference page", () => {
     expect(doc.paths["/billing/config"].get.responses["403"]).toBeUndefined();
   });
 
+  it("lists GET /api/usage, the REST route the gateway serves, with its real answer and errors", async () => {
+    const doc = await (await http(`${server.url}/api/openapi.json`)).json();
+    const { key } = await fundedUser(server, 0);
+    const usage = doc.paths["/usage"].get;
+    expect(usage.security).toEqual([{ session: [] }, { apiKey: [] }]);
+    expect(usage.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "per_page", "from", "to", "model"]);
+    expect(usage.parameters[1].schema).toMatchObject({ minimum: 1, maximum: 100, default: 50 });
+    const res = await http(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    const schema = usage.responses["200"].content["application/json"].schema;
+    expect(Object.keys(body).sort()).toEqual([...schema.required].sort());
+    expect(Object.keys(body.totals).sort()).toEqual([...schema.properties.totals.required].sort());
+    expect(body.pagination.per_page).toBe(50);
+    const bad = await http(`${server.url}/api/usage?per_page=0`, { headers: { authorization: `Bearer ${key}` } });
+    expect(bad.status).toBe(400);
+    expect(usage.responses["400"].description).toContain((await bad.json()).error.code);
+    const noKey = await http(`${server.url}/api/usage`);
+    expect(noKey.status).toBe(401);
+    expect(usage.responses["401"].description).toContain((await noKey.json()).error.code);
+    // a gateway route: the database outage is answered in the nested form, not the status form
+    expect(usage.responses["503"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/NestedError" });
+  });
+
   it("request schemas state the rules the routes enforce", async () => {
     const doc = await (await http(`${server.url}/api/openapi.json`)).json();
     const { key } = await fundedUser(server, 0);

@@ -2,8 +2,8 @@ import type { ErrorCode } from "@gw/shared";
 
 /**
  * The `/api` routes served by Express rather than generated from the routers (the credits route's flat errors, the
- * webhook's raw body, the OAuth redirects, DELETE /api/auth/me's JSON body), described by hand so that the document
- * lists every REST route. `errors` are rendered like a procedure's.
+ * webhook's raw body, the OAuth redirects, DELETE /api/auth/me's JSON body, the gateway's usage API), described by hand
+ * so that the document lists every REST route. `errors` are rendered like a procedure's.
  */
 export interface ExpressOperation {
   path: string;
@@ -19,9 +19,67 @@ const redirect = (description: string) => ({
   headers: { Location: { schema: { type: "string" }, description: "where the browser goes next" } },
 });
 const flatError = (description: string) => ({ description, content: json({ $ref: "#/components/schemas/FlatError" }) });
+const nestedError = (description: string) => ({ description, content: json({ $ref: "#/components/schemas/NestedError" }) });
+const integer = { type: "integer" };
+const usageSums = {
+  requests: integer, cost: { type: "number", description: "dollars" }, prompt_tokens: integer, completion_tokens: integer,
+  total_tokens: integer, characters: integer, audio_seconds: integer, images: integer,
+};
+const sumsWith = (key: string) => ({ type: "object", required: [key, ...Object.keys(usageSums)], properties: { [key]: { type: "string" }, ...usageSums } });
+const usageRecord = {
+  type: "object",
+  properties: {
+    id: { type: "string" }, request_id: { type: "string" }, created_at: { type: "string", format: "date-time" },
+    endpoint: { type: "string" }, model: { type: "string" },
+    type: { type: "string", enum: ["text", "embedding", "image", "tts", "sts", "stt"] }, key_id: { type: ["string", "null"] },
+    prompt_tokens: integer, completion_tokens: integer, total_tokens: integer, characters: integer, audio_seconds: integer,
+    images: integer, processing_ms: integer, output_bytes: integer, cost: { type: "number", description: "dollars" },
+    status: { type: "string", enum: ["success", "partial"] },
+  },
+};
 const success = { type: "object", required: ["success", "message"], properties: { success: { type: "boolean" }, message: { type: "string" } } };
 
 export const EXPRESS_OPERATIONS: ExpressOperation[] = [
+  {
+    path: "/usage",
+    method: "get",
+    auth: "sessionOrKey",
+    errors: ["invalid_parameter", "unauthorized", "session_expired", "invalid_api_key", "rate_limit_exceeded", "internal_error"],
+    operation: {
+      operationId: "usage-list",
+      summary: "Usage records with pagination and totals, newest first (limit `usage`, not the plan's requests per minute)",
+      tags: ["Usage"],
+      parameters: [
+        { name: "page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100_000, default: 1 } },
+        { name: "per_page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
+        { name: "from", in: "query", schema: { type: "string", description: "ISO 8601 date or date-time; default 30 days before `to`" } },
+        { name: "to", in: "query", schema: { type: "string", description: "ISO 8601, exclusive (a date alone includes that day); at most 366 days after `from`" } },
+        { name: "model", in: "query", schema: { type: "string", minLength: 1, maxLength: 100 } },
+      ],
+      responses: {
+        200: {
+          description: "OK",
+          content: json({
+            type: "object",
+            required: ["object", "data", "pagination", "range", "totals"],
+            properties: {
+              object: { type: "string", const: "list" },
+              data: { type: "array", items: usageRecord },
+              pagination: { type: "object", required: ["page", "per_page", "total", "total_pages"], properties: { page: integer, per_page: integer, total: integer, total_pages: integer } },
+              range: { type: "object", required: ["from", "to"], properties: { from: { type: "string", format: "date-time" }, to: { type: "string", format: "date-time" } } },
+              totals: {
+                type: "object",
+                required: [...Object.keys(usageSums), "by_day", "by_model"],
+                properties: { ...usageSums, by_day: { type: "array", items: sumsWith("date") }, by_model: { type: "array", items: sumsWith("model") } },
+              },
+            },
+          }),
+        },
+        // a gateway route: the database outage is answered in the nested form (docs/api.md)
+        503: nestedError("service_unavailable"),
+      },
+    },
+  },
   {
     path: "/billing/credits",
     method: "get",
