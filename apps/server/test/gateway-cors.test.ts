@@ -126,6 +126,25 @@ describe("CORS on the API-key routes (API_CORS_ORIGINS default *)", () => {
     expect(pre.status).not.toBe(204);
     expect(corsHeadersOf(pre)).toEqual({});
   });
+
+  it("an OPTIONS of the usage API or another route Express serves itself is answered as any other request, never Express's 200 text/plain", async () => {
+    const usage = await preflight(server, "/api/usage", APP, "GET");
+    expect(usage.status).toBe(401);
+    expect(usage.headers.get("cache-control")).toBe("no-store");
+    expect(corsHeadersOf(usage)).toEqual({});
+    expect((await readJson(usage)).error.code).toBe("invalid_api_key");
+    const keyed = await fetch(`${server.url}/api/usage`, { method: "OPTIONS", headers: authHeaders(user.key, false) });
+    expect(keyed.status).toBe(404);
+    expect((await readJson(keyed)).error.code).toBe("not_found");
+    // /api/auth/me also serves GET and PATCH: Express's own answer said only "DELETE"
+    for (const path of ["/api/auth/me", "/api/auth/oauth/google", "/api/auth/callback"]) {
+      const res = await fetch(`${server.url}${path}`, { method: "OPTIONS" });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get("allow"), path).toBeNull();
+      expect(res.headers.get("cache-control"), path).toBe("no-store");
+      expect((await readJson(res)).error, path).toMatchObject({ code: "not_found", type: "not_found_error" });
+    }
+  });
 });
 
 describe("API_CORS_ORIGINS as a list, and empty", () => {

@@ -5,6 +5,7 @@ import { AppError } from "@gw/shared";
 import { objectBodyError, unsupportedBodyType } from "../api/object-body";
 import { statusFormUnavailable } from "../api/rest-errors";
 import type { AppContext } from "../context";
+import { notFound } from "../http/errors";
 import { jsonParser } from "../http/json-body";
 
 export const deleteAccountInput = z.object({
@@ -35,6 +36,8 @@ export function deleteAccountRoute(ctx: AppContext): Router {
       next(err);
     }
   });
+  // not Express's own 200 "DELETE" (which would also hide GET and PATCH): the JSON 404 the REST routes give
+  router.options("/api/auth/me", notFound);
   router.use("/api/auth/me", statusFormUnavailable(ctx.config.errorDebug));
   return router;
 }

@@ -1,6 +1,7 @@
 import { Router, type Response } from "express";
 import { OAUTH_STATE_COOKIE, readCookie, type OAuthRedirect } from "@gw/auth";
 import type { AppContext } from "../context";
+import { notFound } from "../http/errors";
 
 function redirect(res: Response, to: OAuthRedirect): void {
   for (const cookie of to.setCookies) res.append("Set-Cookie", cookie);
@@ -28,5 +29,7 @@ export function oauthRoutes(ctx: AppContext): Router {
       next(err);
     }
   });
+  // not Express's own 200 text/plain "GET, HEAD": the JSON 404 of any other unserved method
+  router.options(["/api/auth/oauth/:provider", "/api/auth/callback"], notFound);
   return router;
 }

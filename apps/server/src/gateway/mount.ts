@@ -6,6 +6,7 @@ import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { apiCors } from "../http/cors";
 import type { DirectRoutes } from "../http/direct-routes";
+import { notFound } from "../http/errors";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
@@ -128,6 +129,9 @@ export async function mountGateway(
   if (cors) router.options(MODEL_ENTRY_PATH, cors.preflight(allowedMethods("GET"), { onAnswer: unidentified }));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.
+  // Express would answer an OPTIONS of the usage API itself (200 text/plain "GET, HEAD"): it has no CORS, so it is
+  // answered as any other request there (401 without a key, else 404)
+  router.options("/api/usage", noStore, auth, notFound);
   router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 

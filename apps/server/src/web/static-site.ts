@@ -73,7 +73,12 @@ export function staticSite(distDir: string): Router {
   const indexHtml = readFileSync(path.join(distDir, "index.html"), "utf8");
 
   // Asked for by name, the shell keeps its security headers (CSP with frame-ancestors 'none'), as on every route.
-  router.get("/index.html", (_req, res) => sendShell(res, indexHtml));
+  // A middleware, not a route: Express answers an OPTIONS of a route's path itself (200 text/plain "GET, HEAD"),
+  // where any non-GET request here is the JSON 404.
+  router.use((req, res, next) => {
+    if ((req.method === "GET" || req.method === "HEAD") && req.path === "/index.html") sendShell(res, indexHtml);
+    else next();
+  });
   router.use(gzippedAssets(distDir));
   router.use(
     express.static(distDir, {
