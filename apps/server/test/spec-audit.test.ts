@@ -128,6 +128,16 @@ describe("SPEC/CONTRACT audit regressions", () => {
     });
   });
 
+  it("/api/trpc answers methods other than GET and POST with the app's JSON 404 (not tRPC's text/plain 415 or its 405)", async () => {
+    for (const method of ["DELETE", "PUT", "PATCH", "OPTIONS"]) {
+      const res = await call(server, method, "/api/trpc/auth.me");
+      expect(res.status, method).toBe(404);
+      expect(res.headers.get("content-type"), method).toMatch(/^application\/json/);
+      expect(res.body, method).toEqual({ error: { message: `No route for ${method} /api/trpc/auth.me.`, type: "not_found_error", code: "not_found" } });
+    }
+    expect((await call(server, "GET", "/api/trpc/status.get")).status).toBe(200);
+  });
+
   describe("absurdly nested JSON is a 400, never a stack overflow 500 (CONTRACT 7b)", () => {
     // raw text: the test's own JSON.stringify would overflow on such values
     const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;

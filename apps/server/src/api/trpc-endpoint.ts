@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { createApiContext, trpcErrorShape } from "@gw/api/trpc";
 import { toApiError } from "@gw/api/errors";
+import { AppError } from "@gw/shared";
 import { appRouter } from "@gw/api/root";
 import type { AppContext } from "../context";
 import { fromBodyParser } from "../http/errors";
@@ -29,8 +30,17 @@ export function trpcEndpoint(app: AppContext): RequestHandler[] {
       if (toApiError(error).code === "internal_error") app.logger.error({ err: error.cause ?? error, path }, "unhandled error in tRPC procedure");
     },
   });
-  return [jsonParser(app.config.jsonBodyLimitBytes), trpcBodyError as unknown as RequestHandler, adapter];
+  return [trpcMethodsOnly, jsonParser(app.config.jsonBodyLimitBytes), trpcBodyError as unknown as RequestHandler, adapter];
 }
+
+/**
+ * tRPC answers GET (queries) and POST (mutations); any other method gets the app's JSON 404, as on the other routes
+ * (the adapter answered DELETE and OPTIONS with a 415 labelled text/plain, PUT with a code outside CONTRACT 1).
+ */
+const trpcMethodsOnly: RequestHandler = (req, _res, next) => {
+  if (req.method === "GET" || req.method === "HEAD" || req.method === "POST") next();
+  else next(new AppError("not_found", `No route for ${req.method} ${req.baseUrl}${req.path}.`));
+};
 
 /** A body the parser refused (bad JSON or UTF-8, too large, too deep, other charset), in tRPC's error shape. */
 const trpcBodyError: ErrorRequestHandler = (err, req, res, next) => {
