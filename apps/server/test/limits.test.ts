@@ -76,6 +76,19 @@ describe("client IP behind a proxy (TRUST_PROXY)", () => {
     await server.close();
   });
 
+  it("a 429 over /api/trpc carries X-RateLimit-* and Retry-After like the REST route", async () => {
+    const from = (ip: string) => http(`${server.url}/api/trpc/status.get`, { headers: { "x-forwarded-for": ip } });
+    const accepted = await from("203.0.113.9");
+    expect(accepted.status).toBe(200);
+    expect(accepted.headers.get("x-ratelimit-remaining")).toBe("0");
+    const refused = await from("203.0.113.9");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(refused.headers.get("x-ratelimit-limit")).toBe("1");
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(Number(refused.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 - 5);
+  });
+
   it("counts per X-Forwarded-For client when the proxy is trusted", async () => {
     const from = (ip: string) => http(`${server.url}/api/status`, { headers: { "x-forwarded-for": ip } });
     expect((await from("203.0.113.1")).status).toBe(200);

@@ -21,10 +21,12 @@ export function trpcEndpoint(app: AppContext): RequestHandler[] {
     responseMeta: ({ errors }) => {
       const first = errors[0];
       if (!first) return {};
-      // a 503 of a database outage says when to try again, as on the REST routes
+      // a 503 of a database outage or a 429 says when to try again, and a 429 where the caller stands
+      // (X-RateLimit-*), as on the REST routes
       const error = toApiError(first);
       const retryAfter = error.extras.retryAfterSeconds;
-      return retryAfter === undefined ? { status: error.status } : { status: error.status, headers: { "retry-after": String(retryAfter) } };
+      const headers = { ...error.extras.headers, ...(retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }) };
+      return { status: error.status, headers };
     },
     onError: ({ error, path }) => {
       if (toApiError(error).code === "internal_error") app.logger.error({ err: error.cause ?? error, path }, "unhandled error in tRPC procedure");
