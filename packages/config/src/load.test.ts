@@ -37,6 +37,9 @@ describe("loadConfig: LIMIT_<NAME>", () => {
     expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "0/60" })).toThrow(/LIMIT_LOGIN_IP must look like <points>\/<seconds>, both at least 1/);
     expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "10/0" })).toThrow(/LIMIT_LOGIN_IP/);
     expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "ten/60" })).toThrow(/LIMIT_LOGIN_IP/);
+    // a count JavaScript cannot hold exactly is refused, as CONFIG_FILE refuses it
+    expect(loadConfig({ ...base(), LIMIT_LOGIN_IP: "9007199254740991/60" }).limits.loginIp.points).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => loadConfig({ ...base(), LIMIT_LOGIN_IP: "99999999999999999999/60" })).toThrow("LIMIT_LOGIN_IP: the points must be at most 9007199254740991");
   });
 
   it("refuses a window past Node's longest timer, in LIMIT_ and in CONFIG_FILE, where the limiter forgot every count", () => {

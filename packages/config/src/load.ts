@@ -280,6 +280,8 @@ function limitsFromEnv(env: Env, base: Record<LimitName, LimitRule>): Record<Lim
     const m = /^([1-9]\d*)\/([1-9]\d*)$/.exec(raw);
     if (!m) throw new ConfigError(`${key} must look like <points>/<seconds>, both at least 1, e.g. 10/3600`);
     if (Number(m[2]) > MAX_WINDOW_SECONDS) throw new ConfigError(`${key}: the window ${windowTooLong}`);
+    // as CONFIG_FILE's int(): a count past 2^53 - 1 is not exact (99999999999999999999 became 1e20, sent as the limit)
+    if (!Number.isSafeInteger(Number(m[1]))) throw new ConfigError(`${key}: the points must be at most ${Number.MAX_SAFE_INTEGER}`);
     out[name] = { points: Number(m[1]), duration: Number(m[2]) };
   }
   return out;
