@@ -32,6 +32,14 @@ function completionStream(): string {
   ].join("");
 }
 
+/** OpenAI's unstreamed completions answer: the same fields at the top level. */
+function completionJson(): string {
+  return JSON.stringify({
+    id: "cmpl-123", object: "text_completion", created: 1694268190, model: "gpt-3.5-turbo-instruct", system_fingerprint: FIELDS.system_fingerprint,
+    choices: [{ text: "Hello", index: 0, logprobs: null, finish_reason: "stop" }], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
+  });
+}
+
 /** The JSON of each `data:` event but [DONE]. */
 const chunksOf = (sse: string): Array<Record<string, unknown>> => sse.trim().split("\n\n")
   .filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)) as Record<string, unknown>);
@@ -43,8 +51,14 @@ describe("OpenAI-protocol streams keep the upstream's system_fingerprint and ser
 
   beforeAll(async () => {
     upstream = createServer((req, res) => {
-      req.resume();
+      let body = "";
+      req.on("data", (chunk: Buffer) => { body += chunk.toString(); });
       req.on("end", () => {
+        if (req.url === "/v1/completions" && (JSON.parse(body) as { stream?: boolean }).stream !== true) {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(completionJson());
+          return;
+        }
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(req.url === "/v1/completions" ? completionStream() : chatStream());
       });
@@ -85,5 +99,11 @@ describe("OpenAI-protocol streams keep the upstream's system_fingerprint and ser
     const completionChunks = chunksOf(await completion.text());
     expect(completionChunks).toHaveLength(2);
     for (const chunk of completionChunks) expect(chunk).toMatchObject({ object: "text_completion", system_fingerprint: FIELDS.system_fingerprint });
+  });
+
+  it("an unstreamed legacy completion keeps the upstream's system_fingerprint, as its stream does", async () => {
+    const res = await postJson(server, "/v1/completions", user.key, { model: "text-davinci-003", prompt: "hi", max_tokens: 5 });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ object: "text_completion", model: "text-davinci-003", system_fingerprint: FIELDS.system_fingerprint, choices: [{ text: "Hello" }] });
   });
 });

@@ -28,5 +28,5 @@ export function completionAsChat(req: CompletionRequest): ChatRequest {
 }
 
 export function chatAsCompletion(result: ChatResult): CompletionResult {
-  return { text: result.content, finishReason: result.finishReason, usage: result.usage };
+  return { text: result.content, finishReason: result.finishReason, usage: result.usage, ...(result.fields ? { fields: result.fields } : {}) };
 }

@@ -87,6 +87,8 @@ export interface CompletionResult {
   text: string;
   finishReason: string;
   logprobs?: unknown;
+  /** other top-level answer fields worth keeping (system_fingerprint, service_tier), as on chat answers */
+  fields?: Record<string, unknown>;
   usage: TextUsage;
 }
 

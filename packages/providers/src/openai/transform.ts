@@ -210,10 +210,12 @@ export function parseCompletionResponse(json: unknown): Omit<CompletionResult, "
   const parsed = completionResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("completion");
   const choice = parsed.data.choices[0];
+  const fields = keptFields(parsed.data);
   return {
     text: choice?.text ?? "",
     finishReason: choice?.finish_reason ?? "stop",
     ...(choice?.logprobs != null ? { logprobs: choice.logprobs } : {}),
+    ...(fields ? { fields } : {}),
     usage: { promptTokens: parsed.data.usage?.prompt_tokens, completionTokens: parsed.data.usage?.completion_tokens },
   };
 }

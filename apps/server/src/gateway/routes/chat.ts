@@ -81,6 +81,7 @@ export function completions(deps: GatewayDeps) {
       model: model.id,
       choices: [{ text: result.text, index: 0, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
       usage: usageBody(result.usage),
+      ...result.fields,
     });
   };
 }
