@@ -160,6 +160,19 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(sdk.id).toMatch(/^cmpl-[0-9A-Za-z]{24}$/);
   });
 
+  it("holds a completion's suffix as prompt, as OpenAI bills it: a balance that covers the prompt alone is refused, streamed or not", async () => {
+    // $0.001 covers "x" and 5 output tokens, not the 2,000 tokens of the suffix the upstream would read and bill
+    const caller = await fundedUser(h.server, 0.001);
+    const suffix = " and".repeat(2_000);
+    for (const stream of [false, true]) {
+      const res = await postJson(h.server, "/v1/completions", caller.key, { model: "text-davinci-003", prompt: "x", suffix, max_tokens: 5, stream });
+      expect(res.status).toBe(402);
+      expect((await readJson(res)).error).toMatchObject({ code: "insufficient_credits", current_balance: 0.001 });
+    }
+    expect(h.fakes.textA.requests).toHaveLength(0);
+    expect(await balanceMicros(h.server, caller.userId)).toBe(1_000);
+  });
+
   it("marks every answer of /v1/completions deprecated, refusals before the handler included", async () => {
     const caller = await fundedUser(h.server, 0);
     const refusals = [

@@ -165,7 +165,7 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
 /** A streamed legacy completion (`text_completion` chunks of text), held, charged and paced as a chat stream. */
 export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res: Response, call: CompletionCall, format: StreamFormat): Promise<void> {
   // a completions prompt has no chat framing: the window fits its text alone, and a cut stream pays its text alone
-  const { tokens: promptTokens, held } = completionPromptTokens(deps, call.prompt);
+  const { tokens: promptTokens, held } = completionPromptTokens(deps, call.prompt, call.suffix);
   const budget = completionBudget(call.model, promptTokens, call.maxTokens, "max_tokens", "prompt");
   const request = completionRequest(call, meta);
   await streamText(deps, meta, res, {

@@ -106,16 +106,18 @@ export interface CompletionCall {
   maxTokens?: number;
   temperature?: number;
   bestOf?: number;
+  /** OpenAI reads (and bills) the insertion suffix as prompt; it goes upstream through the passthrough */
+  suffix?: string;
   passthrough?: Record<string, unknown>;
 }
 
 /**
- * A completions prompt, tokenized once (it may be a megabyte): `tokens` alone for the context window (the completions
- * API has no framing, so `max_tokens` = window - prompt fits there) and a cut stream's charge; `held`, with the reply's
- * framing as slack, for the hold.
+ * A completions prompt, tokenized once (it may be a megabyte), its `suffix` included (the upstream's prompt tokens
+ * count it too): `tokens` alone for the context window (the completions API has no framing, so `max_tokens` =
+ * window - prompt fits there) and a cut stream's charge; `held`, with the reply's framing as slack, for the hold.
  */
-export function completionPromptTokens(deps: Pick<GatewayDeps, "providers">, prompt: string): { tokens: number; held: number } {
-  const tokens = deps.providers.countTokens(prompt);
+export function completionPromptTokens(deps: Pick<GatewayDeps, "providers">, prompt: string, suffix?: string): { tokens: number; held: number } {
+  const tokens = deps.providers.countTokens(prompt) + (suffix ? deps.providers.countTokens(suffix) : 0);
   return { tokens, held: tokens + TOKENS_PER_REPLY };
 }
 
@@ -124,7 +126,7 @@ export function completionRequest(call: CompletionCall, meta: RequestMeta): Comp
 }
 
 export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: CompletionCall): Promise<{ result: CompletionResult; cost: number }> {
-  const { tokens: windowTokens, held: promptTokens } = completionPromptTokens(deps, call.prompt);
+  const { tokens: windowTokens, held: promptTokens } = completionPromptTokens(deps, call.prompt, call.suffix);
   const request = completionRequest(call, meta);
   // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
   return billedText(deps, meta, call.model, { promptTokens, windowTokens, maxTokens: call.maxTokens, promptParam: "prompt", candidates: call.bestOf }, () => deps.providers.completion(request), (r) => r.text);

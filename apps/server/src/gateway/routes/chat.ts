@@ -64,6 +64,7 @@ export function completions(deps: GatewayDeps) {
       // OpenAI's completions write at most 16 tokens when max_tokens is unset: that is the worst case held, and it is sent
       // upstream so that an OpenAI-compatible server with another default cannot write more than was held
       model, prompt: body.prompt, maxTokens: body.max_tokens ?? COMPLETION_DEFAULT_MAX_TOKENS, temperature: body.temperature ?? undefined, bestOf: body.best_of ?? undefined,
+      suffix: body.suffix ?? undefined,
       passthrough: passthroughOf(raw, COMPLETION_KNOWN_FIELDS),
     };
     const id = openAiId("cmpl");
