@@ -173,6 +173,19 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
     expect(await balanceMicros(h.server, caller.userId)).toBe(1_000);
   });
 
+  it("counts a completion's suffix as prompt when the upstream reports no usage, streamed or not", async () => {
+    // its own key: the suite's user spends its 20 requests a minute elsewhere
+    const caller = await fundedUser(h.server, 1);
+    h.fakes.textA.reportUsage = false;
+    const suffix = " and".repeat(20);
+    for (const stream of [false, true]) {
+      const res = await postJson(h.server, "/v1/completions", caller.key, { model: "text-davinci-003", prompt: "x", suffix, max_tokens: 5, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
+      expect(res.status).toBe(200);
+      const usage = stream ? JSON.parse((await res.text()).trim().split("\n\n").at(-2)?.slice(6) ?? "{}").usage : (await readJson(res)).usage;
+      expect(usage.prompt_tokens).toBeGreaterThanOrEqual(20);
+    }
+  });
+
   it("marks every answer of /v1/completions deprecated, refusals before the handler included", async () => {
     const caller = await fundedUser(h.server, 0);
     const refusals = [

@@ -25,6 +25,12 @@ export interface OpenAiAdapter extends TextAdapter {
   embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
 }
 
+/** A completions prompt as the upstream bills it when it reports no usage: its insertion `suffix` (passed through) included. */
+function countCompletionPrompt(req: CompletionRequest): number {
+  const suffix = req.passthrough?.suffix;
+  return countTokens(req.prompt) + (typeof suffix === "string" && suffix !== "" ? countTokens(suffix) : 0);
+}
+
 export function createOpenAiAdapter(client: UpstreamClient, endpointFor: EndpointResolver): OpenAiAdapter {
   const stream = (built: BuiltRequest, signal: CancelSignal, parseStreamEvent: (event: SseEvent) => StreamPiece[], countPrompt: () => number) => foldTextStream({
     events: (replayable) => client.events({ ...built, signal, parseError, replayable, eventFailure: streamFailure }),
@@ -56,7 +62,7 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
       return {
         ...result,
         usage: {
-          promptTokens: result.usage.promptTokens ?? countTokens(req.prompt),
+          promptTokens: result.usage.promptTokens ?? countCompletionPrompt(req),
           completionTokens: result.usage.completionTokens ?? countTokens(result.text),
         },
       };
@@ -64,7 +70,7 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
 
     completionStream(req) {
       const built = buildCompletionRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
-      return stream(built, req.signal, parseCompletionStreamEvent, () => countTokens(req.prompt));
+      return stream(built, req.signal, parseCompletionStreamEvent, () => countCompletionPrompt(req));
     },
 
     async embeddings(req) {
