@@ -6,6 +6,9 @@ import { useSdkHarness } from "./support/sdk-harness";
 
 // SPEC 8 prices in micro-dollars: 1 per input token, 2 per output token.
 const textCost = (prompt: number, completion: number) => prompt + 2 * completion;
+/** The texts of a legacy completions stream, joined. */
+const deltaTexts = (sse: string): string => sse.split("\n\n").filter((e) => e.startsWith("data: {"))
+  .map((e) => (JSON.parse(e.slice(6)) as { choices?: Array<{ text: string }> }).choices?.[0]?.text ?? "").join("");
 
 describe("chat-compatible /v1 endpoints through the official openai SDK", () => {
   const h = useSdkHarness();
@@ -184,6 +187,29 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
       const usage = stream ? JSON.parse((await res.text()).trim().split("\n\n").at(-2)?.slice(6) ?? "{}").usage : (await readJson(res)).usage;
       expect(usage.prompt_tokens).toBeGreaterThanOrEqual(20);
     }
+  });
+
+  it("charges the prompt an echo repeats as prompt, not output, when the upstream reports no usage, streamed or not", async () => {
+    const caller = await fundedUser(h.server, 1);
+    h.fakes.textA.reportUsage = false;
+    const prompt = "one two three four five six seven eight";
+    for (const stream of [false, true]) {
+      const before = await balanceMicros(h.server, caller.userId);
+      const res = await postJson(h.server, "/v1/completions", caller.key, { model: "text-davinci-003", prompt, echo: true, max_tokens: 20, stream });
+      const text = stream ? deltaTexts(await res.text()) : (await readJson(res)).choices[0].text;
+      expect(text).toBe(`${prompt}Echo: ${prompt}`);
+      // 8 prompt tokens; the output, "Echo: " and the 8 words, is 10
+      expect(before - (await balanceMicros(h.server, caller.userId))).toBe(textCost(8, 10));
+    }
+    // a stream cut after output began pays the text sent after the echoed prompt
+    h.fakes.textA.failNext(1, { kind: "truncate", at: "half" });
+    const before = await balanceMicros(h.server, caller.userId);
+    const res = await postJson(h.server, "/v1/completions", caller.key, { model: "text-davinci-003", prompt, echo: true, max_tokens: 20, stream: true });
+    const sent = deltaTexts(await res.text());
+    expect(sent.startsWith(`${prompt}Echo:`)).toBe(true);
+    // "Echo:" is two tokens, each word after it one
+    const output = sent.slice(prompt.length).replace("Echo:", "Echo :").split(/\s+/).filter(Boolean).length;
+    expect(before - (await balanceMicros(h.server, caller.userId))).toBe(textCost(8, output));
   });
 
   it("marks every answer of /v1/completions deprecated, refusals before the handler included", async () => {

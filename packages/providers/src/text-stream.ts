@@ -42,6 +42,13 @@ export interface TextStreamOptions {
   parseStreamEvent: (event: SseEvent) => StreamPiece[];
   /** counts the prompt if upstream does not; only called when needed */
   countPrompt: () => number;
+  /** a completion's prompt that `echo: true` repeats at the start of its text: billed as prompt, not output */
+  echoed?: string;
+}
+
+/** A completion's text less the prompt that `echo: true` repeats at its start (OpenAI bills that as prompt only). */
+export function withoutEcho(text: string, echoed: string | undefined): string {
+  return echoed !== undefined && text.startsWith(echoed) ? text.slice(echoed.length) : text;
 }
 
 /**
@@ -91,7 +98,7 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
   const events = options.events(() => !handedOn && finishReason === undefined);
   const usageSoFar = (): TextUsage => ({
     promptTokens: promptTokens ?? options.countPrompt(),
-    completionTokens: completionTokens ?? countTokens(parts.join("")),
+    completionTokens: completionTokens ?? countTokens(withoutEcho(parts.join(""), options.echoed)),
   });
   try {
     for await (const event of events) {

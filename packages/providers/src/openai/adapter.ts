@@ -4,7 +4,7 @@ import type { EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import type { SseEvent } from "../http/sse";
 import type { UpstreamClient } from "../http/upstream-client";
-import { chatOutputText, foldTextStream, type StreamPiece } from "../text-stream";
+import { chatOutputText, foldTextStream, withoutEcho, type StreamPiece } from "../text-stream";
 import { countMessageTokens, countTokens } from "../tokens";
 import type { ChatRequest, ChatResult, ChatStreamEvent, CompletionRequest, CompletionResult, EmbeddingRequest, EmbeddingResult } from "../types";
 import {
@@ -31,11 +31,15 @@ function countCompletionPrompt(req: CompletionRequest): number {
   return countTokens(req.prompt) + (typeof suffix === "string" && suffix !== "" ? countTokens(suffix) : 0);
 }
 
+/** The prompt an `echo: true` completion repeats at the start of its text. */
+const echoedPrompt = (req: CompletionRequest): string | undefined => (req.passthrough?.echo === true ? req.prompt : undefined);
+
 export function createOpenAiAdapter(client: UpstreamClient, endpointFor: EndpointResolver): OpenAiAdapter {
-  const stream = (built: BuiltRequest, signal: CancelSignal, parseStreamEvent: (event: SseEvent) => StreamPiece[], countPrompt: () => number) => foldTextStream({
+  const stream = (built: BuiltRequest, signal: CancelSignal, parseStreamEvent: (event: SseEvent) => StreamPiece[], countPrompt: () => number, echoed?: string) => foldTextStream({
     events: (replayable) => client.events({ ...built, signal, parseError, replayable, eventFailure: streamFailure }),
     parseStreamEvent,
     countPrompt,
+    echoed,
   });
   return {
     async chat(req) {
@@ -63,14 +67,14 @@ export function createOpenAiAdapter(client: UpstreamClient, endpointFor: Endpoin
         ...result,
         usage: {
           promptTokens: result.usage.promptTokens ?? countCompletionPrompt(req),
-          completionTokens: result.usage.completionTokens ?? countTokens(result.text),
+          completionTokens: result.usage.completionTokens ?? countTokens(withoutEcho(result.text, echoedPrompt(req))),
         },
       };
     },
 
     completionStream(req) {
       const built = buildCompletionRequest(endpointFor(req.model), upstreamModelName(req.model), req, true);
-      return stream(built, req.signal, parseCompletionStreamEvent, () => countCompletionPrompt(req));
+      return stream(built, req.signal, parseCompletionStreamEvent, () => countCompletionPrompt(req), echoedPrompt(req));
     },
 
     async embeddings(req) {

@@ -194,10 +194,12 @@ export class FakeOpenAi extends FakeServer {
     // like OpenAI, best_of candidates are all generated and billed; one is returned
     if (typeof body.best_of === "number") reply.completionTokens *= body.best_of;
     const head = { id: `cmpl-${randomUUID()}`, object: "text_completion", created: Math.floor(Date.now() / 1000), model: String(body.model) };
+    const echo = body.echo === true ? body.prompt : "";
     if (body.stream !== true) {
       sendBody(ctx, "application/json", JSON.stringify({
         ...head,
-        choices: [{ text: reply.content, index: 0, logprobs: null, finish_reason: reply.finishReason }],
+        // like OpenAI, `echo: true` repeats the prompt before the completion (its tokens billed as prompt only)
+        choices: [{ text: echo + reply.content, index: 0, logprobs: null, finish_reason: reply.finishReason }],
         ...(this.reportUsage ? { usage: this.usage(reply) } : {}),
       }));
       return true;
@@ -205,7 +207,7 @@ export class FakeOpenAi extends FakeServer {
     // OpenAI's legacy stream: one chunk per word, the finish reason on a last chunk of empty text, then usage when asked
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => `data: ${JSON.stringify({ ...head, choices, ...extra })}\n\n`;
     const events = [
-      ...reply.pieces.map((text) => chunk([{ text, index: 0, logprobs: null, finish_reason: null }])),
+      ...(echo ? [echo] : []).concat(reply.pieces).map((text) => chunk([{ text, index: 0, logprobs: null, finish_reason: null }])),
       chunk([{ text: "", index: 0, logprobs: null, finish_reason: reply.finishReason }]),
     ];
     if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage: this.usage(reply) }));

@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { StreamInterruptedError, deltaOutputText, type ChatStreamEvent, type TextUsage } from "@gw/providers";
+import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEvent, type TextUsage } from "@gw/providers";
 import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
@@ -146,6 +146,8 @@ interface TextStream {
   worstCase: TextUsage;
   /** the upstream call, made when read (after the hold) */
   events: () => AsyncIterable<ChatStreamEvent>;
+  /** a completion's prompt that `echo: true` repeats in the text sent: a cut stream pays it as prompt, not output */
+  echoed?: string;
 }
 
 /**
@@ -170,7 +172,7 @@ export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res
   const request = completionRequest(call, meta);
   await streamText(deps, meta, res, {
     model: call.model, promptTokens, worstCase: { promptTokens: held, completionTokens: budget },
-    events: () => deps.providers.completionStream(request),
+    events: () => deps.providers.completionStream(request), echoed: call.passthrough?.echo === true ? call.prompt : undefined,
   }, COMPLETION_CHOICE, format);
 }
 
@@ -219,7 +221,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     // is the upstream's own figure when it reported one before the cut (Anthropic does, first): that is what a
     // finished stream is charged too, and it counts what the gateway cannot (images).
     const reportedPrompt = err instanceof StreamInterruptedError ? err.reported.promptTokens : undefined;
-    const produced = { promptTokens: reportedPrompt ?? stream.promptTokens, completionTokens: deps.providers.countTokens(emitted) };
+    const produced = { promptTokens: reportedPrompt ?? stream.promptTokens, completionTokens: deps.providers.countTokens(withoutEcho(emitted, stream.echoed)) };
     const cost = await hold.settle(textCost(model, produced), usageRecord(deps, meta, {
       model: model.id, type: "text", promptTokens: produced.promptTokens,
       completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
