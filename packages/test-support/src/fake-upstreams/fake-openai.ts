@@ -13,6 +13,7 @@ interface ChatBody {
   stream?: unknown;
   stream_options?: { include_usage?: unknown } | null;
   prompt?: unknown;
+  echo?: unknown;
   input?: unknown;
   encoding_format?: unknown;
   n?: unknown;
