@@ -238,3 +238,46 @@ describe("upstream 429: the provider's wording about the operator's account stay
     expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
   });
 });
+
+describe("a stream that is only its end marker is no answer", () => {
+  let upstream: Server;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    // 200 event streams that end before anything was said: the end marker alone, or Anthropic's start and stop
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        if (req.url === "/v1/messages") {
+          const start = { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-3-haiku-20240307", content: [], stop_reason: null, usage: { input_tokens: 9, output_tokens: 1 } } };
+          res.end(`event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`);
+          return;
+        }
+        const role = { id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] };
+        res.end(req.headers["x-test-role"] === "1" ? `data: ${JSON.stringify(role)}\n\ndata: [DONE]\n\n` : "data: [DONE]\n\n");
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    server = await startTestServer({
+      env: { TEXTA_BASE_URL: base, TEXTA_API_KEY: "sk-operator", TEXTB_BASE_URL: base, TEXTB_API_KEY: "sk-ant-operator", UPSTREAM_MAX_RETRIES: "0" },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  });
+
+  it.each([
+    ["[DONE] alone", "textA-4", {}],
+    ["a role chunk, then [DONE]", "textA-4", { "x-test-role": "1" }],
+    ["message_start, then message_stop", "textB-3-haiku", {}],
+  ])("%s: 502 upstream_error before any output, at no cost", async (_name, model, headers) => {
+    const user = await fundedUser(server, 1);
+    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true }, headers);
+    expect(res.status).toBe(502);
+    expect(await readJson(res)).toEqual({ error: { message: "The upstream stream ended before it was complete.", type: "api_error", code: "upstream_error" } });
+    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+  });
+});

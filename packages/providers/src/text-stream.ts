@@ -130,8 +130,9 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
       }
       if (ended) break;
     }
-    // Servers that close without an end marker are accepted only once they said why they finished.
-    if (!ended && finishReason === undefined) throw truncated();
+    // Servers that close without an end marker are accepted only once they said why they finished; an end marker
+    // with neither output nor a finish reason before it (`data: [DONE]` alone) is no answer either.
+    if (finishReason === undefined && (!ended || !handedOn)) throw truncated();
   } catch (err) {
     // Once the upstream said why it finished, the answer is whole: what it lost is its end marker (and perhaps a
     // usage report, then counted), so the client gets a complete stream and the upstream's usage is charged.
