@@ -238,6 +238,17 @@ describe("billing behaviour against a stateful fake Stripe", () => {
     expect(history.body.entries.map((e: { type: string; amount: number }) => [e.type, e.amount])).toEqual([["bonus", 15], ["purchase", 100]]);
     expect(history.body.entries[0].balance_after).toBe(115);
     expect(history.body.next_before).toBeNull();
+
+    // pages: `limit` and `before` in decimal digits; anything else a number could be read from is refused
+    const first = await call(server, "GET", "/api/billing/history?limit=1", { cookie: u.cookie });
+    expect(first.body.entries.map((e: { type: string }) => e.type)).toEqual(["bonus"]);
+    expect(first.body.next_before).toEqual(expect.any(Number));
+    const second = await call(server, "GET", `/api/billing/history?limit=1&before=${first.body.next_before}`, { cookie: u.cookie });
+    expect(second.body.entries.map((e: { type: string }) => e.type)).toEqual(["purchase"]);
+    for (const query of ["limit=1e1", "limit=0x10", "limit=%201", "limit=0", "limit=101", "limit=1.5", "limit=abc", "before=1e3", "before=-1"]) {
+      const bad = await call(server, "GET", `/api/billing/history?${query}`, { cookie: u.cookie });
+      expect({ query, status: bad.status, code: bad.body.error?.code }).toEqual({ query, status: 400, code: "invalid_parameter" });
+    }
   });
 
   it("refuses a declined card with 402 invalid_payment_method and stays on the free plan", async () => {

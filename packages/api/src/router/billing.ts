@@ -63,9 +63,14 @@ const cancelInput = z.object({
   at_period_end: z.boolean().optional().describe("true (default): the plan applies until the period ends; false: cancel now"),
 }).optional();
 
+// A query-string count: decimal digits only, as /api/usage reads its own (`1e1`, `0x10`, ` 5` are refused, where
+// coercion read them as numbers); tRPC calls send JSON numbers. A pipe, so the adapter does not coerce it.
+const wholeNumber = (max: number) => z.union([z.number(), z.string().regex(/^\d{1,16}$/, "must be a whole number").transform(Number)])
+  .pipe(z.number().int().min(1).max(max));
+
 const historyInput = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  before: z.coerce.number().int().min(1).optional().describe("next_before of the previous page"),
+  limit: wholeNumber(100).default(20).meta({ description: "1 to 100", minimum: 1, maximum: 100 }),
+  before: wholeNumber(Number.MAX_SAFE_INTEGER).optional().describe("next_before of the previous page"),
 }).optional();
 
 const historyEntry = z.object({
