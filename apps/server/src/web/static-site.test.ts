@@ -91,7 +91,7 @@ describe("staticSite", () => {
   });
 
   it("never answers API paths, missing assets or non-GET requests with the shell", async () => {
-    for (const [method, route] of [["GET", "/api/nope"], ["GET", "/v1/nope"], ["GET", "/api"], ["GET", "/assets/missing.js"], ["POST", "/dashboard"], ["OPTIONS", "/index.html"], ["OPTIONS", "/dashboard"]] as const) {
+    for (const [method, route] of [["GET", "/api/nope"], ["GET", "/v1/nope"], ["GET", "/api"], ["GET", "//v1/models"], ["GET", "/api//keys"], ["GET", "/V1/nope"], ["GET", "//API"], ["GET", "/assets/missing.js"], ["POST", "/dashboard"], ["OPTIONS", "/index.html"], ["OPTIONS", "/dashboard"]] as const) {
       const res = await fetch(`${url}${route}`, { method });
       expect(res.status, `${method} ${route}`).toBe(404);
       expect(await res.json()).toEqual({ error: { code: "not_found" } });

@@ -5,7 +5,11 @@ import express, { type RequestHandler, type Response, Router } from "express";
 
 // Routes owned by the API and gateway: never answered with the SPA shell, so clients get JSON 404s.
 const API_PREFIXES = ["/api/", "/v1/"];
-const isApiPath = (p: string) => p === "/api" || p === "/v1" || API_PREFIXES.some((prefix) => p.startsWith(prefix));
+/** Spelled as the router matches it: case-insensitive, and `//v1/models` or `/api//keys` is no page of the dashboard either. */
+function isApiPath(raw: string): boolean {
+  const p = raw.replace(/\/{2,}/g, "/").toLowerCase();
+  return p === "/api" || p === "/v1" || API_PREFIXES.some((prefix) => p.startsWith(prefix));
+}
 
 /** The dashboard talks only to its own origin; images and audio may come from upstream URLs. */
 const CSP = [
