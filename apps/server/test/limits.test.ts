@@ -95,4 +95,14 @@ describe("client IP behind a proxy (TRUST_PROXY)", () => {
     expect((await from("203.0.113.1")).status).toBe(429);
     expect((await from("203.0.113.2")).status).toBe(200);
   });
+
+  it("counts an IPv6 client by its /64 network, and an IPv4-mapped address as the IPv4 address", async () => {
+    const from = (ip: string) => http(`${server.url}/api/status`, { headers: { "x-forwarded-for": ip } });
+    expect((await from("2001:db8:1:2::1")).status).toBe(200);
+    // another address of the same /64, written out in full: the same client
+    expect((await from("2001:0db8:0001:0002:ffff:0:0:7")).status).toBe(429);
+    expect((await from("2001:db8:1:3::1")).status).toBe(200);
+    expect((await from("203.0.113.3")).status).toBe(200);
+    expect((await from("::ffff:203.0.113.3")).status).toBe(429);
+  });
 });

@@ -7,6 +7,7 @@ import type { Request, Response } from "express";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { AppContext, Principal, RateLimitState } from "./app-context";
 import { toApiError } from "./errors";
+import { clientLimitAddress } from "./client-address";
 
 /**
  * 1. CONTEXT: one per request. `principal` starts null; the auth procedures below fill it in.
@@ -93,11 +94,6 @@ const plainTextInput = t.middleware(async ({ getRawInput, next }) => {
 /** No authentication. */
 export const publicProcedure = t.procedure.use(successStatus).use(plainTextInput).meta({ auth: "none" });
 
-export function clientIp(req: Request): string {
-  // req.ip already honours TRUST_PROXY (Express `trust proxy`), as CONTRACT 7 asks.
-  return req.ip ?? req.socket.remoteAddress ?? "unknown";
-}
-
 function bearerToken(req: Request): string | undefined {
   const header = req.get("authorization");
   if (header === undefined) return undefined;
@@ -173,7 +169,7 @@ export function setRateLimitHeaders(res: Response, state: RateLimitState): void 
  */
 export function rateLimit(name: LimitName, per: "ip" | "user") {
   return t.middleware(async ({ ctx, next }) => {
-    const key = per === "user" && ctx.principal ? `user:${ctx.principal.userId}` : `ip:${clientIp(ctx.req)}`;
+    const key = per === "user" && ctx.principal ? `user:${ctx.principal.userId}` : `ip:${clientLimitAddress(ctx.req)}`;
     const state = await ctx.app.limits.consume(name, key);
     setRateLimitHeaders(ctx.res, state);
     return next();

@@ -3,8 +3,9 @@ import { z } from "zod";
 import { normalizeEmail, toPublicUser, type User } from "@gw/auth";
 import { AppError } from "@gw/shared";
 import type { RateLimitState } from "../app-context";
+import { clientLimitAddress } from "../client-address";
 import { displayName } from "../display-name";
-import { clientIp, createTRPCRouter, logoutProcedure, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
+import { createTRPCRouter, logoutProcedure, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
 
 // SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
 // DELETE /api/auth/me and the OAuth redirects are Express routes (apps/server/src/auth).
@@ -50,7 +51,7 @@ export const authRouter = createTRPCRouter({
     .input(z.object({ email, password, name }))
     .output(z.object({ success: z.literal(true), message: z.string(), user: publicUser }))
     .mutation(async ({ ctx, input }) => {
-      const user = await ctx.app.auth.accounts.signup(input, { ip: clientIp(ctx.req), ...limitHeadersOn(ctx.res) });
+      const user = await ctx.app.auth.accounts.signup(input, { ip: clientLimitAddress(ctx.req), ...limitHeadersOn(ctx.res) });
       return { success: true as const, message: "Account created. Check your e-mail to verify your address.", user: toPublicUser(user) };
     }),
 
@@ -59,7 +60,7 @@ export const authRouter = createTRPCRouter({
     .input(z.object({ email: existingEmail, password: z.string().max(1024) }))
     .output(z.object({ success: z.literal(true), user: userWithVerification }))
     .mutation(async ({ ctx, input }) => {
-      const { user, setCookie } = await ctx.app.auth.accounts.login(input, { ip: clientIp(ctx.req), ...limitHeadersOn(ctx.res) });
+      const { user, setCookie } = await ctx.app.auth.accounts.login(input, { ip: clientLimitAddress(ctx.req), ...limitHeadersOn(ctx.res) });
       ctx.res.append("Set-Cookie", setCookie);
       return { success: true as const, user: withVerification(user) };
     }),
