@@ -20,6 +20,25 @@ interface ModerationAnswer {
   results?: Array<{ flagged?: boolean; categories?: Record<string, boolean> }>;
 }
 
+/** A moderation answer is a few hundred bytes per input: anything far larger is not one, and is not kept in memory. */
+const MAX_ANSWER_BYTES = 256 * 1024;
+
+/** The body as text, or an error once it passes `maxBytes` (read no further: the connection is cancelled). */
+async function readCapped(res: Response, maxBytes: number): Promise<string> {
+  if (Number(res.headers.get("content-length") ?? 0) > maxBytes) {
+    await res.body?.cancel();
+    throw new Error("moderation answer too large");
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new Error("moderation answer too large");
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /**
  * Optional second opinion from an OpenAI-compatible `POST {url}/v1/moderations`. Off unless
  * MODERATION_UPSTREAM_URL is set. It fails open (logged): the local policy has already run, and an outage of
@@ -34,7 +53,7 @@ export async function checkUpstreamModeration(cfg: UpstreamModerationConfig, inp
       signal: AbortSignal.timeout(cfg.timeoutMs),
     });
     if (!res.ok) throw new Error(`moderation answered ${res.status}`);
-    const answer = (await res.json()) as ModerationAnswer;
+    const answer = JSON.parse(await readCapped(res, MAX_ANSWER_BYTES)) as ModerationAnswer;
     const result = answer.results?.[0];
     if (!result?.flagged) return { flagged: false };
     const hit = Object.entries(result.categories ?? {}).find(([name, on]) => on && mapCategory(name));
