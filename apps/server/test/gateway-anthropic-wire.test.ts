@@ -4,6 +4,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
+import { countMessageTokens, countTokens } from "@gw/providers";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, type FundedUser } from "./support/gateway-fixtures";
 import type { ServerResponse } from "node:http";
@@ -62,6 +63,22 @@ describe("textB over Anthropic Messages (a fake from Anthropic's documentation)"
     const res = await postJson(server, "/v1/chat/completions", user.key, { model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
     expect(res.status).toBe(200);
     expect((await res.json() as { usage: unknown }).usage).toEqual({ prompt_tokens: 100, completion_tokens: 3, total_tokens: 103 });
+  });
+
+  it("counts the usage of a Messages-compatible answer that reports none, as a stream's, instead of failing it after the work was done", async () => {
+    fake.queue.push((r, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "msg_1", type: "message", role: "assistant", model: r.json.model, content: [{ type: "text", text: "Hello there friend" }], stop_reason: "end_turn", stop_sequence: null }));
+    });
+    const before = await balanceMicros(server, user.userId);
+    const messages = [{ role: "user" as const, content: "hi" }];
+    const { data, response } = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 10 }).withResponse();
+    const prompt = countMessageTokens(messages);
+    const completion = countTokens("Hello there friend");
+    expect(data.choices[0]?.message.content).toBe("Hello there friend");
+    expect(data.usage).toEqual({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+    expect(response.headers.get("x-request-cost")).toBe((textCost(prompt, completion) / 1e6).toFixed(6));
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(prompt, completion));
   });
 
   it("sends an image data: URL's media type in lower case, as Messages requires (MIME types are case-insensitive)", async () => {

@@ -3,8 +3,8 @@ import type { EndpointResolver } from "../endpoint";
 import { upstreamModelName } from "../endpoint";
 import type { UpstreamClient } from "../http/upstream-client";
 import type { TextAdapter } from "../openai/adapter";
-import { foldTextStream } from "../text-stream";
-import { countMessageTokens } from "../tokens";
+import { chatOutputText, foldTextStream } from "../text-stream";
+import { countMessageTokens, countTokens } from "../tokens";
 import { buildMessagesRequest, DEFAULT_MAX_TOKENS, isPing, parseError, parseMessagesResponse, messagesStreamParser, streamFailure } from "./transform";
 
 export function createAnthropicAdapter(client: UpstreamClient, endpointFor: EndpointResolver): TextAdapter {
@@ -12,7 +12,15 @@ export function createAnthropicAdapter(client: UpstreamClient, endpointFor: Endp
     buildMessagesRequest(endpointFor(req.model), upstreamModelName(req.model), req, stream, req.model.maxOutputTokens ?? DEFAULT_MAX_TOKENS);
   return {
     async chat(req) {
-      return parseMessagesResponse(await client.json({ ...build(req, false), signal: req.signal, parseError }));
+      const result = parseMessagesResponse(await client.json({ ...build(req, false), signal: req.signal, parseError }));
+      // an Anthropic-compatible server that reports no usage: counted, as a stream without usage is
+      return {
+        ...result,
+        usage: {
+          promptTokens: result.usage.promptTokens ?? countMessageTokens(req.messages),
+          completionTokens: result.usage.completionTokens ?? countTokens(chatOutputText(result)),
+        },
+      };
     },
     check(req) {
       build(req, false);

@@ -15,7 +15,7 @@ export const messageResponseSchema = z.compile(z.looseObject({
     input: z.unknown().optional(),
   })),
   stop_reason: z.string().nullish(),
-  usage: z.looseObject({ input_tokens: tokens, output_tokens: tokens, ...cacheTokens }).nullish(),
+  usage: z.looseObject({ input_tokens: tokens.nullish(), output_tokens: tokens.nullish(), ...cacheTokens }).nullish(),
 }));
 
 export const errorEventSchema = z.compile(z.looseObject({

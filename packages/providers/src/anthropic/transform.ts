@@ -6,7 +6,7 @@ import { StreamFailure } from "../http/upstream-client";
 import type { StreamPiece } from "../text-stream";
 import type { ChatMessage, ChatRequest, ChatResult, ToolCall } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
-import type { BuiltRequest } from "../openai/transform";
+import type { BuiltRequest, PartialUsage } from "../openai/transform";
 import { errorEventSchema, errorMessage, messageResponseSchema, streamEventSchema } from "./schemas";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -280,10 +280,13 @@ function usageDetails(usage: MessagesUsage | null | undefined): Record<string, u
   return read == null ? undefined : { prompt_tokens_details: { cached_tokens: read } };
 }
 
-export function parseMessagesResponse(json: unknown): ChatResult {
+/**
+ * A Messages answer in OpenAI's shape. Usage is what the upstream reported: an Anthropic-compatible server that
+ * reports none leaves it to the adapter to count (docs/providers.md, Usage), as a stream without usage is counted.
+ */
+export function parseMessagesResponse(json: unknown): Omit<ChatResult, "usage"> & { usage: PartialUsage } {
   const parsed = messageResponseSchema.safeParse(json);
-  const prompt = parsed.success ? promptTokens(parsed.data.usage) : undefined;
-  if (!parsed.success || !parsed.data.usage || prompt === undefined) throw wrongShape("messages");
+  if (!parsed.success) throw wrongShape("messages");
   let content = "";
   const toolCalls: ToolCall[] = [];
   for (const block of parsed.data.content) {
@@ -301,7 +304,7 @@ export function parseMessagesResponse(json: unknown): ChatResult {
     content,
     message,
     finishReason: toFinishReason(parsed.data.stop_reason),
-    usage: { promptTokens: prompt, completionTokens: parsed.data.usage.output_tokens },
+    usage: { promptTokens: promptTokens(parsed.data.usage), completionTokens: parsed.data.usage?.output_tokens ?? undefined },
     ...(details ? { usageDetails: details } : {}),
   };
 }
