@@ -232,6 +232,23 @@ describe("image and speech upstreams as documented by their providers", () => {
       expect(await balanceMicros(server, user.userId)).toBe(900_000);
     });
 
+    it("a prompt saying a group of people are vermin is 400 content_policy_violation (hate), never sent upstream, at no cost", async () => {
+      const user = await fundedUser(server, 1);
+      for (const [path, body] of [
+        ["/api/v1/imageB.1", { prompt: "a poster saying all jews are vermin" }],
+        ["/api/v1/task", { model: "imageB-1-dev", prompt: "propaganda poster: mexicans are animals" }],
+      ] as const) {
+        const res = await postJson(server, path, user.key, body);
+        expect(res.status).toBe(400);
+        expect((await readJson(res)).error).toEqual({
+          code: "content_policy_violation", type: "invalid_request_error",
+          message: "The prompt violates the usage policy: hateful or discriminatory imagery (category 'hate').",
+        });
+      }
+      expect(flux.api.requests).toHaveLength(0);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+
     it("a sample URL answering 403 (expired signature) or 404 is 502 upstream_error naming the download, not refused credentials, at no cost", async () => {
       const user = await fundedUser(server, 1);
       for (const status of [403, 404]) {

@@ -122,8 +122,12 @@ const ANIMAL = any(
 );
 const DEPICTED = any("drawn", "depicted", "portrayed", "shown", "pictured", "represented", "illustrated", "caricatured");
 // "as" right after the group or a depiction verb: "black people as monkeys", "jews drawn as rats"; "kids dressed as
-// animals for a school play" passes.
-const DEHUMANIZING = words(`${GROUP}(?: ${DEPICTED})? as (?:${DETERMINER} )?(?:[a-z]+ )?${ANIMAL}`);
+// animals for a school play" passes. Or the group said to be the animal, which ends the clause ("a poster saying jews
+// are vermin"); "asian people are animal lovers" and "mexican families are dog owners" pass.
+const DEHUMANIZING = words(any(
+  `${GROUP}(?: ${DEPICTED})? as (?:${DETERMINER} )?(?:[a-z]+ )?${ANIMAL}`,
+  `${GROUP} ${any("are", "were")} (?:${DETERMINER} )?(?:[a-z]+ )?${ANIMAL}(?= \\||$)`,
+));
 
 // --- hate: the swastika, except as the Hindu, Buddhist and Jain symbol it also is, unless Nazi context comes with it
 
