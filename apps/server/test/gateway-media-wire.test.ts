@@ -232,6 +232,23 @@ describe("image and speech upstreams as documented by their providers", () => {
       expect(await balanceMicros(server, user.userId)).toBe(900_000);
     });
 
+    it("a Content Moderated or Request Moderated verdict is 400 content_policy_violation naming BFL's moderation reasons, at no cost", async () => {
+      const user = await fundedUser(server, 1);
+      try {
+        for (const status of ["Content Moderated", "Request Moderated"]) {
+          flux.options.finalStatus = status;
+          const res = await postJson(server, "/api/v1/imageB.1", user.key, { prompt: "a lighthouse" });
+          expect(res.status).toBe(400);
+          expect((await readJson(res)).error).toEqual({
+            code: "content_policy_violation", type: "invalid_request_error", message: `The image provider refused the prompt (${status}: Derivative Works).`,
+          });
+        }
+      } finally {
+        flux.options.finalStatus = "Ready";
+      }
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
+
     it("a prompt saying a group of people are vermin is 400 content_policy_violation (hate), never sent upstream, at no cost", async () => {
       const user = await fundedUser(server, 1);
       for (const [path, body] of [

@@ -12,6 +12,7 @@ const submitResponseSchema = z.compile(z.looseObject({ id: z.string().min(1), po
 const pollResponseSchema = z.compile(z.looseObject({
   status: z.string(),
   result: z.looseObject({ sample: z.string().optional(), seed: z.number().int().optional() }).nullish(),
+  details: z.unknown().optional(),
 }));
 
 export interface FluxTask {
@@ -100,14 +101,22 @@ function sampleUrl(sample: string | undefined): string {
   return url.href;
 }
 
+/** BFL names why it moderated a task in `details["Moderation Reasons"]` (e.g. "Derivative Works"): the category, for the caller. */
+function moderationReasons(details: unknown): string {
+  const reasons = pickPath(details, "Moderation Reasons");
+  if (!Array.isArray(reasons)) return "";
+  const named = reasons.filter((r): r is string => typeof r === "string" && r.trim().length > 0).slice(0, 5).join(", ");
+  return named ? `: ${named.slice(0, 200)}` : "";
+}
+
 export function parsePollResponse(json: unknown): PollOutcome {
   const parsed = pollResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("image status");
-  const { status, result } = parsed.data;
+  const { status, result, details } = parsed.data;
   if (status === "Ready") return { state: "ready", url: sampleUrl(result?.sample), seed: result?.seed };
   if (PENDING.has(status)) return { state: "pending" };
   if (MODERATED.has(status)) {
-    throw new AppError("content_policy_violation", `The image provider refused the prompt (${status}).`);
+    throw new AppError("content_policy_violation", `The image provider refused the prompt (${status}${moderationReasons(details)}).`);
   }
   if (FAILED.has(status)) throw new AppError("upstream_error", `The image provider failed to generate the image (${status}).`);
   throw new AppError("upstream_error", `The image provider answered an unknown task status (${status.slice(0, 50)}).`);
