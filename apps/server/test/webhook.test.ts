@@ -100,6 +100,21 @@ describe("POST /api/billing/webhook", () => {
       expect(await res.json()).toEqual({ received: true });
     });
 
+    it("shows in the history's balance_after the balance /api/billing/credits shows, while credits are reserved for requests", async () => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      expect((await deliver(server, stripeEvent("payment_intent.succeeded", await paidIntent(user.id, 10)))).status).toBe(200);
+      // a request in flight: the instance reserves a chunk of the balance, more than the request holds
+      const holdId = newId("hold");
+      expect((await ctx().ledger.hold(user.id, 1000, { holdId })).ok).toBe(true);
+      expect((await deliver(server, stripeEvent("payment_intent.succeeded", await paidIntent(user.id, 10)))).status).toBe(200);
+      const credits = await call(server, "GET", "/api/billing/credits", { cookie: user.cookie });
+      expect(credits.body).toEqual({ balance: 19.999, currency: "USD" });
+      const history = await call(server, "GET", "/api/billing/history", { cookie: user.cookie });
+      expect(history.body.entries).toMatchObject([{ type: "purchase", amount: 10, balance_after: 19.999 }, { type: "purchase", amount: 10, balance_after: 10 }]);
+      await ctx().ledger.settle(user.id, holdId, 1000);
+    });
+
     it("grants amount + bonus once for an intent made outside the gateway whose metadata names a real user", async () => {
       // what a processor-dashboard payment (or a test built from CONTRACT 6 alone) looks like: only user id in metadata
       const user = await verifiedUser(server);
