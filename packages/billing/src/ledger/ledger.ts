@@ -166,8 +166,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     async credit(userId, amount, opts: { kind: CreditKind; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<CreditResult> {
       assertAmount(amount, "credit amount");
       // Credits reserved here and not in use go back first, so that the entry's balanceAfter (the history's
-      // `balance_after`) is the balance the user sees, and a negative adjustment can take them.
-      if (book.unused(userId) > 0) await book.giveBack(userId);
+      // `balance_after`) is the balance the user sees, and a negative adjustment can take them. A give-back that fails
+      // stays queued for the next flush: the credit is written all the same.
+      if (book.unused(userId) > 0) await book.giveBack(userId).catch(() => undefined);
       const outcome = await writer.append(userId, {
         kind: opts.kind,
         amount,
