@@ -349,6 +349,21 @@ describe("POST /api/billing/webhook", () => {
       expect(mailsTo(server, user.email).filter((m) => m.subject.includes("payment failed"))).toEqual([]);
     });
 
+    it("sends no payment-failed e-mail for an invoice failure delivered after the subscription was deleted", async () => {
+      // Stripe cancels a subscription once the last retry of its invoice fails; the two events can arrive in either order
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const sub = await subscribed(user.id);
+      const t = nowSeconds() + 60;
+      expect((await deliver(server, stripeEvent("customer.subscription.deleted", { ...sub, status: "canceled" }, { created: t }))).status).toBe(200);
+      const invoice = { id: `in_last_${newId("x")}`, object: "invoice", customer: sub.customer, amount_due: 2000, currency: "usd", billing_reason: "subscription_cycle",
+        parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
+      expect((await deliver(server, stripeEvent("invoice.payment_failed", invoice, { created: t }))).status).toBe(200);
+      expect(mailsTo(server, user.email).filter((m) => m.subject.includes("payment failed"))).toEqual([]);
+      const view = await call(server, "GET", "/api/billing/subscription", { cookie: user.cookie });
+      expect(view.body).toMatchObject({ subscription: null, plan: { id: "free" } });
+    });
+
     it("keeps a cancellation at period end through a later failed retry of the invoice", async () => {
       const user = await verifiedUser(server);
       users.push(user.id);

@@ -19,6 +19,9 @@ export function toSubscriptionStatus(value: unknown): SubscriptionStatus | undef
   return typeof value === "string" && value in STATUS_RANK ? (value as SubscriptionStatus) : undefined;
 }
 
+/** canceled / incomplete_expired: nothing moves the subscription out of them. */
+export const isTerminal = (status: SubscriptionStatus): boolean => TERMINAL.has(status);
+
 export const isEntitled = (status: SubscriptionStatus): boolean => ENTITLED.has(status);
 
 export interface SubscriptionSnapshot {

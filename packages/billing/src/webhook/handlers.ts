@@ -5,7 +5,7 @@ import { grantPurchase } from "../purchases";
 import type { BillingRuntime } from "../runtime";
 import type { Purchase } from "../store/purchases";
 import { isKnownUser, metadataUserId, planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
-import { currentStates, toSubscriptionStatus, type SubscriptionSnapshot, type SubscriptionStatus } from "../subscription-state";
+import { currentStates, isTerminal, toSubscriptionStatus, type SubscriptionSnapshot, type SubscriptionStatus } from "../subscription-state";
 
 /** Stripe's largest charge amount (999,999.99 in a two-decimal currency). */
 const MAX_STRIPE_CENTS = 99_999_999;
@@ -179,6 +179,8 @@ const statusAfterFailure = (invoice: Stripe.Invoice, latest: SubscriptionSnapsho
 export async function onInvoiceFailed(rt: BillingRuntime, event: Stripe.Event, invoice: Stripe.Invoice): Promise<Outcome> {
   const ctx = await invoiceContext(rt, invoice);
   if (!ctx || !ctx.planId) return "ignored: invoice of an unknown subscription or user";
+  // delivered after the subscription ended (Stripe cancels it once the last retry fails): no plan stays to warn about
+  if (ctx.latest && isTerminal(ctx.latest.status)) return `ignored: subscription ${ctx.subscriptionId} already ${ctx.latest.status}`;
   const plan = findPlan(rt.config, ctx.planId);
   const status = statusAfterFailure(invoice, ctx.latest);
   await rt.stores.snapshots.insert({
