@@ -578,6 +578,7 @@ describe("task and image endpoints: every modality, exact charges", () => {
     ["a word joiner and a BOM", "\u2060\ufeff"],
     ["Hangul fillers", "\u3164\u115f"],
     ["a Braille blank and no-break spaces", "\u2800\u00a0\u202f"],
+    ["variation selectors and a combining grapheme joiner", "\ufe0f\u034f\u180b"],
   ])("a prompt or speech text of only %s is 400 invalid_parameter 'must not be empty', costs nothing, never sent", async (_label, blank) => {
     const before = await balanceMicros(server, user.userId);
     const cases: Array<[string, Record<string, unknown>, string]> = [

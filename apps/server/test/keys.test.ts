@@ -220,6 +220,7 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       ["zero-width spaces", "\u200b\u200b"],
       ["a bidi mark and a no-break space", "\u200f\u00a0"],
       ["Braille blanks", "\u2800\u2800"],
+      ["a combining grapheme joiner and variation selectors", "\u034f\ufe0f\u{e0100}"],
     ])("a name of only %s → 400 invalid_parameter 'must not be empty'", async (label, name) => {
       const res = await http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf(`usr_blank_${label.length}`), ...json }, body: JSON.stringify({ name }) });
       expect(res.status).toBe(400);

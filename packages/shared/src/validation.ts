@@ -9,10 +9,11 @@ type UnionIssue = Extract<Issue, { code: "invalid_union" }>;
 
 /**
  * Something visible: not a separator, control or format character (zero-width space, joiners, bidi marks, BOM), nor a
- * Hangul or Braille filler that renders as nothing. Text made only of those is blank to the eye: an empty name, prompt
- * or speech text.
+ * Hangul or Braille filler that renders as nothing, nor another default-ignorable code point (combining grapheme
+ * joiner, Khmer inherent vowels, Mongolian and Unicode variation selectors). Text made only of those is blank to the
+ * eye: an empty name, prompt or speech text.
  */
-export const VISIBLE_CHARACTER = /[^\p{Z}\p{Cc}\p{Cf}\u115F\u1160\u3164\uFFA0\u2800]/u;
+export const VISIBLE_CHARACTER = /[^\p{Z}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /** Dotted parameter name from an issue path: messages[0].content; the whole body when the path is empty. */
 export function paramName(path: readonly PropertyKey[]): string {
