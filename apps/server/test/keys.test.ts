@@ -210,6 +210,8 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       ["a line break", "prod\nkey"],
       ["a bell character", "prod\u0007"],
       ["an escape sequence", "\u001b[31mprod"],
+      ["a Unicode line separator", "prod\u2028key"],
+      ["a Unicode paragraph separator", "prod\u2029key"],
     ])("a name with %s → 400 invalid_parameter naming name, as for account names", async (label, name) => {
       const res = await http(`${server.url}/api/keys`, { method: "POST", headers: { ...sessionOf(`usr_ctl_${label.length}`), ...json }, body: JSON.stringify({ name }) });
       expect(res.status).toBe(400);
