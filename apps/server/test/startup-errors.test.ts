@@ -1,7 +1,7 @@
 // A setting the server cannot start with stops `npm start` with a message naming it and exit code 1, no stack trace
 // (docs/configuration.md), also when the setting only fails once it is used (a port taken, a missing binary).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -14,13 +14,14 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist
 const dataDirs: string[] = [];
 
 /** Runs the built server with these settings until it exits (at most 30 s); its exit code and stderr. */
-async function startExpectingExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+async function startExpectingExit(env: Record<string, string>, user: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stderr: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-start-"));
   dataDirs.push(dataDir);
   const child = spawn(process.execPath, [MAIN], {
     // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
     env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", DATA_DIR: dataDir, SESSION_SECRET: "startup-errors-secret-startup-errors-01", ...env },
     stdio: ["ignore", "ignore", "pipe"],
+    ...user,
   });
   let stderr = "";
   child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
@@ -245,6 +246,21 @@ describe("start-up errors", () => {
       expect(stderr, rule).not.toMatch(STACK_LINE);
     }
   }, 120_000);
+
+  it("a DATA_DIR this user may not write in: exit 1 naming DATA_DIR, no stack trace", async () => {
+    // it stopped with a bare "EACCES: permission denied, mkdir '…'" (or "open '…/session-secret'") naming no setting
+    const parent = mkdtempSync(path.join(os.tmpdir(), "gw-start-ro-"));
+    dataDirs.push(parent);
+    chmodSync(parent, 0o555);
+    // root writes anywhere: run the server as nobody then
+    const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    for (const dataDir of [parent, path.join(parent, "data")]) {
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), DATA_DIR: dataDir }, user);
+      expect(code, dataDir).toBe(1);
+      expect(stderr, dataDir).toContain(`DATA_DIR ${dataDir} is not writable`);
+      expect(stderr, dataDir).not.toMatch(STACK_LINE);
+    }
+  }, 60_000);
 
   it("PORT=0 without PUBLIC_URL: exit 1 naming both, no stack trace", async () => {
     // it started on a free port with PUBLIC_URL http://localhost:0: verification links and every signed-in POST failed

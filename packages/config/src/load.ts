@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { isIP, isIPv4 } from "node:net";
 import path from "node:path";
 import { z } from "zod";
@@ -302,7 +302,7 @@ function readConfigFile(file: string | undefined): z.infer<typeof fileSchema> {
 
 /**
  * DATA_DIR is created when first written to (session secret, database, outbox): the nearest path that exists at or
- * above it must be a directory. Checked here, without creating anything, so that a file in the way is named as
+ * above it must be a directory this user may write in. Checked here, without creating anything, so that a file in the way is named as
  * DATA_DIR rather than as a bare mkdir error from wherever it is first written.
  */
 function checkDataDir(dataDir: string): void {
@@ -310,6 +310,12 @@ function checkDataDir(dataDir: string): void {
   while (!existsSync(existing)) existing = path.dirname(existing);
   if (!statSync(existing).isDirectory()) {
     throw new ConfigError(`DATA_DIR ${dataDir} cannot be used as a directory: ${existing} is a file`);
+  }
+  // a directory the server may not write to (or create DATA_DIR in) failed later as a bare EACCES naming no setting
+  try {
+    accessSync(existing, constants.W_OK | constants.X_OK);
+  } catch {
+    throw new ConfigError(`DATA_DIR ${dataDir} is not writable: ${existing} does not allow this user to write in it`);
   }
 }
 
