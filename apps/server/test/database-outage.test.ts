@@ -101,6 +101,19 @@ describe("the database unreachable for a while", () => {
     expect((await ledger.verify(user.id)).problems).toEqual([]);
   }, 60_000);
 
+  it("GET /api/status is 503 as soon as the database is gone, not 200 \"ok\" for the seconds after its last answer", async () => {
+    expect((await call(server, "GET", "/api/status")).status).toBe(200);
+    // killed (a crash, the OOM killer): the driver's first failure is spent, later pings only wait for a server
+    process.kill(mongo.pid ?? 0, "SIGKILL");
+    await mongo.stop();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const status = await call(server, "GET", "/api/status");
+    expect(status.status).toBe(503);
+    expect(status.body).toEqual({ status: "error", message: expect.stringContaining("database is unreachable"), error_code: "service_unavailable" });
+    mongo = await startFerretdb({ dir, port });
+    expect(await statusOnceServing(() => fetch(`${server.url}/api/status`), Date.now() + 20_000)).toBe(200);
+  }, 60_000);
+
   it("a session-authenticated gateway request (dashboard playground, usage) is 503 service_unavailable too, not 401 'missing API key'", async () => {
     const user = await verifiedUser(server);
     const headers = { cookie: user.cookie };

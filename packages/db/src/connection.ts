@@ -8,7 +8,10 @@ mongoose.set("strictQuery", true);
 export interface Database {
   connection: Connection;
   close(): Promise<void>;
-  /** One round trip; throws when the database is unreachable (a `PingTimeoutError` when it did not answer in time). */
+  /**
+   * One round trip; throws when the database is unreachable (a `PingTimeoutError` when it did not answer in time and
+   * the driver still holds it connected: busy or hung, not known gone).
+   */
   ping(timeoutMs?: number): Promise<void>;
   /** When the database last answered a ping (`Date.now()` milliseconds; the connection's opening before the first). */
   lastAnsweredAt(): number;
@@ -54,7 +57,9 @@ export async function connectDatabase(uri: string, options: { serverSelectionTim
     if (!db) throw new Error("database not connected");
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PingTimeoutError()), timeoutMs);
+      // no answer from a server the driver already knows is gone (killed, refused: readyState disconnected) is down,
+      // not slow: the ping only waits for server selection, and /api/status said "ok" for seconds after a crash
+      timer = setTimeout(() => reject(connection.readyState === mongoose.ConnectionStates.disconnected ? new Error("database disconnected") : new PingTimeoutError()), timeoutMs);
     });
     try {
       await Promise.race([db.command({ ping: 1 }), timeout]);
