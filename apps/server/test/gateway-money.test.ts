@@ -414,8 +414,8 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
 
   it.each([
     // the output cap (4096) is below what the window leaves: an OpenAI upstream told nothing writes past the cap
-    ["textA-4-32k", 5_000, false],
-    ["textA-4-32k", 5_000, true],
+    ["textA-4-turbo", 5_000, false],
+    ["textA-4-turbo", 5_000, true],
     // the window leaves less than the cap: a Messages upstream used to be sent the cap
     ["textB-2", 97_000, false],
   ] as const)("%s without max_tokens (%i words, stream %s): the upstream gets the held budget, so a balance of exactly the hold pays the whole answer", async (model, words, stream) => {

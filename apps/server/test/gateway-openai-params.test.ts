@@ -160,10 +160,21 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
   });
 
   it("max_completion_tokens over the model's cap is refused naming max_completion_tokens", async () => {
-    const message = await expectRefused(await post("/v1/chat/completions", { model: "textA-4", messages, max_completion_tokens: 5000 }), "max_completion_tokens");
+    const message = await expectRefused(await post("/v1/chat/completions", { model: "textA-4-turbo", messages, max_completion_tokens: 5000 }), "max_completion_tokens");
     expect(message).not.toContain("'max_tokens'");
-    const streamed = await post("/v1/chat/completions", { model: "textA-4", messages, max_completion_tokens: 5000, stream: true });
+    const streamed = await post("/v1/chat/completions", { model: "textA-4-turbo", messages, max_completion_tokens: 5000, stream: true });
     expect(await expectRefused(streamed, "max_completion_tokens")).not.toContain("'max_tokens'");
+  });
+
+  it("textA-4 and textA-4-32k take max_tokens up to their context window less the prompt (no separate output cap, as GPT-4's)", async () => {
+    for (const [model, window] of [["textA-4", 8192], ["textA-4-32k", 32768]] as const) {
+      h.fakes.clearAll();
+      const res = await post("/v1/chat/completions", { model, messages, max_tokens: window - 100 });
+      expect(res.status, model).toBe(200);
+      expect((h.fakes.textA.lastRequest()?.json as Record<string, unknown>).max_tokens).toBe(window - 100);
+      const over = await post("/v1/chat/completions", { model, messages, max_tokens: window });
+      expect(await expectRefused(over, "max_tokens"), model).toContain(`exceeds the ${window}-token context window`);
+    }
   });
 
   it("max_completion_tokens goes upstream under its own name (OpenAI's reasoning models refuse max_tokens), streamed or not", async () => {

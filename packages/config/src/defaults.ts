@@ -62,10 +62,13 @@ export function modelVersions(model: ModelDefinition): ReadonlyMap<string, strin
   return new Map(Object.entries(model.versions ?? { [IMAGE_A_DEFAULT_VERSION]: model.upstreamModel ?? model.id }));
 }
 
+// The output cap is the most `max_tokens` may ask for. The original GPT-4, GPT-4-32k, GPT-3.5 Turbo (4k) and
+// davinci models had none besides their context window (prompt + max_tokens within it), so neither do their
+// counterparts here; GPT-4 Turbo, Claude 3 and the Mixtral models answer at most 4096 tokens.
 export const DEFAULT_MODELS: ModelDefinition[] = [
-  text("textA-4", "textA", "openai", 8192, 4096),
+  text("textA-4", "textA", "openai", 8192, 8192),
   text("textA-4-turbo", "textA", "openai", 128000, 4096),
-  text("textA-4-32k", "textA", "openai", 32768, 4096),
+  text("textA-4-32k", "textA", "openai", 32768, 32768),
   text("textA-3.5-turbo", "textA", "openai", 4096, 4096),
   text("text-davinci-003", "textA", "openai", 4097, 4097),
   { id: "text-embedding-ada-002", type: "embedding", provider: "textA", protocol: "openai", contextWindow: 8191, pricing: { inputPer1k: 1_000 }, ownedBy: "textA" },
