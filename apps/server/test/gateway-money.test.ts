@@ -762,6 +762,15 @@ describe("limits, idempotency and the usage API", () => {
     expect(data.map((r: { output_bytes: number }) => r.output_bytes)).toEqual([Buffer.byteLength("Echo: same words"), Buffer.byteLength("Echo: same words")]);
   });
 
+  it("GET /api/usage: an image task's output_bytes is the image's size, its base64 padding not counted", async () => {
+    const user = await fundedUser(server, 1);
+    const res = await postJson(server, "/api/v1/task", user.key, { model: "imageB-1-dev", prompt: "a red fox in snow" });
+    expect(res.status).toBe(200);
+    const image = Buffer.from((await readJson(res)).data[0].b64_json, "base64");
+    const { data } = await readJson(await fetch(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${user.key}` } }));
+    expect(data[0]).toMatchObject({ type: "image", images: 1, output_bytes: image.length });
+  });
+
   it("GET /api/usage: ISO 8601 dates and plain whole numbers only; a date-only `to` includes its day", async () => {
     const user = await fundedUser(server, 1);
     await postJson(server, "/v1/chat/completions", user.key, chat("one"));

@@ -25,7 +25,8 @@ export async function runImages(deps: GatewayDeps, meta: RequestMeta, call: Imag
     const delivered = r.images.slice(0, call.count);
     return {
       model: call.model.id, type: "image", images: delivered.length,
-      outputBytes: delivered.reduce((n, i) => n + (i.b64Json ? Math.floor((i.b64Json.length * 3) / 4) : (i.url?.length ?? 0)), 0),
+      // the decoded size: base64's `=` padding stands for no byte
+      outputBytes: delivered.reduce((n, i) => n + (i.b64Json ? Buffer.byteLength(i.b64Json, "base64") : (i.url?.length ?? 0)), 0),
     };
   });
   return { images: result.images.slice(0, call.count), cost };
