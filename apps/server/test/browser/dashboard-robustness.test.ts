@@ -196,6 +196,22 @@ describe("dashboard robustness in a real browser", () => {
     await expect(page.getByTestId("billing-balance").textContent()).resolves.toBe("$5.487998");
   });
 
+  it("shows older payments on request when the history holds more than one page", async () => {
+    const { page, userId } = await signedIn();
+    // 55 entries, newest first: $0.55 down to $0.01
+    for (let cents = 1; cents <= 55; cents++) await credit(env.server, userId, cents / 100);
+    await page.goto(url("/dashboard/billing"));
+    const rows = page.locator("table tbody tr");
+    const more = page.getByRole("button", { name: "Show older payments" });
+    await more.waitFor();
+    await expect(rows.count()).resolves.toBe(50);
+    await expect(rows.first().locator('td[data-label="Amount"]').textContent()).resolves.toBe("$0.55");
+    await more.click();
+    await expect.poll(() => rows.count()).toBe(55);
+    await expect(rows.last().locator('td[data-label="Amount"]').textContent()).resolves.toBe("$0.01");
+    await expect(more.count()).resolves.toBe(0);
+  });
+
   it("names a missing page in its heading and tab title, inside the dashboard and outside it", async () => {
     const { page } = await signedIn();
     await page.goto(url("/dashboard"));

@@ -1,3 +1,5 @@
+import { useInfiniteQuery } from "@tanstack/react-query";
+import { getQueryKey } from "@trpc/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import { useEffect, useRef } from "react";
 import type { AppRouter } from "@gw/api/root";
@@ -46,8 +48,20 @@ export function useCancelSubscription() {
   return trpc.billing.cancelSubscription.useMutation({ onSettled: () => utils.billing.subscription.invalidate() });
 }
 
+const HISTORY_PAGE = 50;
+
+/**
+ * The payment history, newest first, a page at a time: "Show older payments" follows `next_before`. Under tRPC's key,
+ * so `utils.billing.history.invalidate()` re-reads every page shown, each from its fresh predecessor (no gap).
+ */
 export function usePaymentHistory() {
-  return trpc.billing.history.useQuery({ limit: 50 });
+  const utils = trpc.useUtils();
+  return useInfiniteQuery({
+    queryKey: getQueryKey(trpc.billing.history, undefined, "infinite"),
+    queryFn: ({ pageParam }) => utils.client.billing.history.query({ limit: HISTORY_PAGE, ...(pageParam === null ? {} : { before: pageParam }) }),
+    initialPageParam: null as number | null,
+    getNextPageParam: (last) => last.next_before,
+  });
 }
 
 export type CheckoutInput = { type: "credits"; amount: number } | { type: "subscription"; plan_id: string };

@@ -156,17 +156,18 @@ function PlansCard() {
 
 function HistoryCard() {
   const history = usePaymentHistory();
+  const entries = history.data?.pages.flatMap((page) => page.entries);
   return (
     <Card title="Payment history">
       {history.isPending ? <Spinner /> : null}
       <ErrorAlert error={history.error} />
-      {history.data && history.data.entries.length === 0 ? <EmptyState title="No payments yet" /> : null}
-      {history.data && history.data.entries.length > 0 ? (
+      {entries && entries.length === 0 ? <EmptyState title="No payments yet" /> : null}
+      {entries && entries.length > 0 ? (
         <div className="table-wrap">
           <table className="table">
             <thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" className="num">Amount</th><th scope="col" className="num">Balance after</th></tr></thead>
             <tbody>
-              {history.data.entries.map((e) => (
+              {entries.map((e) => (
                 <tr key={e.id}>
                   <td data-label="Date">{formatDate(e.created_at)}</td>
                   <td data-label="Description">{historyLabel(e.type)}</td>
@@ -177,6 +178,11 @@ function HistoryCard() {
             </tbody>
           </table>
         </div>
+      ) : null}
+      {history.hasNextPage ? (
+        <button type="button" className="btn" disabled={history.isFetchingNextPage} onClick={() => void history.fetchNextPage()}>
+          {history.isFetchingNextPage ? "Loading…" : "Show older payments"}
+        </button>
       ) : null}
     </Card>
   );
