@@ -8,6 +8,11 @@ export interface RequestOptions {
 
 /** Same-origin JSON request with the session cookie; non-2xx answers become ApiError. */
 export async function apiFetch<T>(path: string, options: RequestOptions = {}): Promise<T> {
+  return (await apiRequest<T>(path, options)).body;
+}
+
+/** apiFetch with the answer's headers too (e.g. X-Request-Cost, what the request was charged). */
+export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<{ body: T; headers: Headers }> {
   const { method = "GET", body, signal } = options;
   let res: Response;
   try {
@@ -32,5 +37,5 @@ export async function apiFetch<T>(path: string, options: RequestOptions = {}): P
     }
   }
   if (!res.ok) throw toApiError(res.status, parsed);
-  return parsed as T;
+  return { body: parsed as T, headers: res.headers };
 }

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { ApiError, isSessionLost, toApiError } from "../../lib/api-error";
-import { apiFetch } from "../../lib/http";
+import { apiFetch, apiRequest } from "../../lib/http";
 import { notifySessionLost } from "../../lib/session-events";
 import { readChatStream, type ChatStreamEvent } from "./sse";
 
@@ -77,9 +77,18 @@ export interface SpeechResult {
   audio: { url?: string; b64_json?: string };
 }
 
-export async function runTask<T>(body: Record<string, unknown>, signal: AbortSignal): Promise<T> {
+/** X-Request-Cost (dollars): what the request was charged; null when the answer carries none. */
+export function chargedCost(headers: Headers): number | null {
+  const raw = headers.get("X-Request-Cost");
+  const cost = raw === null || raw.trim() === "" ? NaN : Number(raw);
+  return Number.isFinite(cost) ? cost : null;
+}
+
+/** A task's result and what it was charged (X-Request-Cost, null when absent). */
+export async function runTask<T>(body: Record<string, unknown>, signal: AbortSignal): Promise<{ body: T; cost: number | null }> {
   try {
-    return await apiFetch<T>("/api/v1/task", { method: "POST", body, signal });
+    const res = await apiRequest<T>("/api/v1/task", { method: "POST", body, signal });
+    return { body: res.body, cost: chargedCost(res.headers) };
   } catch (err) {
     if (isSessionLost(err) && err instanceof ApiError) notifySessionLost(err.code);
     throw err;

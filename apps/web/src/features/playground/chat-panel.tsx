@@ -44,7 +44,8 @@ export function ChatPanel({ model }: { model: ModelInfo }) {
         answered ||= ev.kind !== "delta" || ev.content !== "";
         if (ev.kind === "delta") patchLast((t) => ({ ...t, content: t.content + ev.content }));
         if (ev.kind === "usage") {
-          const cost = estimateCost(model.pricing, { promptTokens: ev.usage.prompt_tokens, completionTokens: ev.usage.completion_tokens });
+          // what was charged, as the gateway states it; the listed prices only when it states none
+          const cost = ev.usage.cost ?? estimateCost(model.pricing, { promptTokens: ev.usage.prompt_tokens, completionTokens: ev.usage.completion_tokens });
           patchLast((t) => ({ ...t, usage: ev.usage, cost }));
         }
       }

@@ -1,8 +1,8 @@
 import { useRef, useState, type FormEvent } from "react";
 import { ErrorAlert, Spinner } from "../../components/ui";
 import { formatCost, formatNumber } from "../../lib/format";
-import { apiFetch } from "../../lib/http";
-import { estimateCost, runTask, type ImageResult, type ModelInfo, type SpeechResult } from "./api";
+import { apiRequest } from "../../lib/http";
+import { chargedCost, estimateCost, runTask, type ImageResult, type ModelInfo, type SpeechResult } from "./api";
 
 /**
  * The embedded bytes first: the gateway already fetched them, while an upstream delivery URL may expire, sit on a host
@@ -29,15 +29,19 @@ export function ImagePanel({ model }: { model: ModelInfo }) {
     try {
       const px = Number(size);
       let srcs: string[];
+      let charged: number | null;
       if (model.id === "imageA") {
         // imageA is served by its dedicated endpoint (SPEC 4.2), not by the task endpoint.
-        const res = await apiFetch<{ images: Array<{ url: string }> }>("/api/v1/imageA/generate", { method: "POST", body: { prompt: prompt.trim(), width: px, height: px }, signal: abort.current.signal });
-        srcs = res.images.map((img) => img.url);
+        const res = await apiRequest<{ images: Array<{ url: string }> }>("/api/v1/imageA/generate", { method: "POST", body: { prompt: prompt.trim(), width: px, height: px }, signal: abort.current.signal });
+        srcs = res.body.images.map((img) => img.url);
+        charged = chargedCost(res.headers);
       } else {
         const res = await runTask<ImageResult>({ model: model.id, prompt: prompt.trim(), width: px, height: px }, abort.current.signal);
-        srcs = res.data.flatMap((d) => mediaSrc("image/png", d.b64_json, d.url) ?? []);
+        srcs = res.body.data.flatMap((d) => mediaSrc("image/png", d.b64_json, d.url) ?? []);
+        charged = res.cost;
       }
-      setResult({ srcs, cost: estimateCost(model.pricing, { images: srcs.length }) });
+      // what was charged (X-Request-Cost); the listed price only when the answer states none
+      setResult({ srcs, cost: charged ?? estimateCost(model.pricing, { images: srcs.length }) });
     } catch (err) {
       setError(err);
     } finally {
@@ -88,7 +92,8 @@ export function SpeechPanel({ model }: { model: ModelInfo }) {
       const res = await runTask<SpeechResult>({ model: model.id, text: text.trim(), voice: voice.trim() }, new AbortController().signal);
       // characters as the gateway bills them: code points, so an emoji is one, not two UTF-16 units
       const chars = [...text.trim()].length;
-      setResult({ src: mediaSrc("audio/mpeg", res.audio.b64_json, res.audio.url), chars, cost: estimateCost(model.pricing, { characters: chars }) });
+      const cost = res.cost ?? estimateCost(model.pricing, { characters: chars });
+      setResult({ src: mediaSrc("audio/mpeg", res.body.audio.b64_json, res.body.audio.url), chars, cost });
     } catch (err) {
       setError(err);
     } finally {

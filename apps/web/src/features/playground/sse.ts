@@ -34,6 +34,8 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** dollars charged, as the gateway adds it to the final usage chunk (its headers leave before the cost is known) */
+  cost?: number;
 }
 
 export type ChatStreamEvent =
