@@ -212,6 +212,24 @@ describe("dashboard robustness in a real browser", () => {
     await expect(more.count()).resolves.toBe(0);
   });
 
+  it("drops a settings form's last answer once the user edits it again, so 'saved' never describes unsaved input", async () => {
+    const { page } = await signedIn();
+    await page.goto(url("/settings"));
+    const name = page.getByRole("textbox", { name: "Name" });
+    await name.fill("Renamed User");
+    await name.press("Enter");
+    await page.getByText("Profile saved.").waitFor();
+    await name.fill("Renamed User again");
+    await expect(page.getByText("Profile saved.").count()).resolves.toBe(0);
+
+    await page.getByLabel("Current password").fill("Wrong-Password-11");
+    await page.getByLabel("New password").fill("Another-Quartz-77");
+    await page.getByLabel("New password").press("Enter");
+    await page.getByText("Your current password is incorrect.").waitFor();
+    await page.getByLabel("Current password").fill("Quartz-Lamp-9");
+    await expect(page.getByText("Your current password is incorrect.").count()).resolves.toBe(0);
+  });
+
   it("names a missing page in its heading and tab title, inside the dashboard and outside it", async () => {
     const { page } = await signedIn();
     await page.goto(url("/dashboard"));

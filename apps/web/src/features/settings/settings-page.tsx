@@ -16,12 +16,13 @@ function ProfileCard() {
   const [name, setName] = useState(me.data?.name ?? "");
   const user = me.data;
   if (!user) return null;
+  // "Profile saved." (or a refusal) describes the name that was sent: editing it again clears that answer.
   return (
     <Card title="Profile">
       <form className="form" onSubmit={(e: FormEvent) => { e.preventDefault(); update.mutate({ name: name.trim() }); }}>
         <label className="field">
           <span>Name</span>
-          <input name="name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+          <input name="name" autoComplete="name" value={name} onChange={(e) => { setName(e.target.value); if (!update.isPending) update.reset(); }} required maxLength={100} />
         </label>
         <p className="muted">E-mail: <strong className="wrap-anywhere">{user.email}</strong> {user.email_verified ? "(verified)" : "(not verified yet)"} · member since {formatDay(user.created_at)}</p>
         <ErrorAlert error={update.error} />
@@ -37,6 +38,10 @@ function PasswordCard() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [localError, setLocalError] = useState<Error | null>(null);
+  // A new attempt is being typed: the last answer ("Password changed.", a refusal) no longer describes the form.
+  function edited() {
+    if (!change.isPending) change.reset();
+  }
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -50,11 +55,11 @@ function PasswordCard() {
       <form className="form" onSubmit={submit} noValidate>
         <label className="field">
           <span>Current password</span>
-          <input type="password" name="current-password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} />
+          <input type="password" name="current-password" autoComplete="current-password" value={current} onChange={(e) => { setCurrent(e.target.value); edited(); }} />
         </label>
         <label className="field">
           <span>New password</span>
-          <input type="password" name="new-password" autoComplete="new-password" aria-describedby="settings-password-rules" value={next} onChange={(e) => setNext(e.target.value)} />
+          <input type="password" name="new-password" autoComplete="new-password" aria-describedby="settings-password-rules" value={next} onChange={(e) => { setNext(e.target.value); edited(); }} />
         </label>
         <PasswordRulesList password={next} id="settings-password-rules" />
         <ErrorAlert error={localError ?? change.error} messages={PASSWORD_CHECK_MESSAGES} />
