@@ -230,6 +230,25 @@ describe("dashboard robustness in a real browser", () => {
     await expect(page.getByText("Your current password is incorrect.").count()).resolves.toBe(0);
   });
 
+  it("shows no earlier image and its cost beside a failed image generation", async () => {
+    const { page, userId } = await signedIn();
+    await credit(env.server, userId, 5);
+    await page.goto(url("/dashboard/playground"));
+    await page.getByLabel("Model").selectOption("imageA");
+    await page.getByLabel("Prompt").fill("A lighthouse at dawn");
+    await page.getByRole("button", { name: "Generate image" }).click();
+    await page.getByText("1 image · $0.10").waitFor();
+    env.upstreams.imageA.failStatus(5, 500);
+    try {
+      await page.getByRole("button", { name: "Generate image" }).click();
+      await page.getByText("The model provider failed to answer. You were not charged; please try again.").waitFor();
+    } finally {
+      env.upstreams.imageA.clear();
+    }
+    await expect(page.getByText("1 image · $0.10").count()).resolves.toBe(0);
+    await expect(page.getByRole("img", { name: /Generated image/ }).count()).resolves.toBe(0);
+  });
+
   it("names a missing page in its heading and tab title, inside the dashboard and outside it", async () => {
     const { page } = await signedIn();
     await page.goto(url("/dashboard"));

@@ -25,6 +25,8 @@ export function ImagePanel({ model }: { model: ModelInfo }) {
     event.preventDefault();
     setBusy(true);
     setError(null);
+    // the previous answer goes: beside a failure it would read as this attempt's image and charge
+    setResult(null);
     abort.current = new AbortController();
     try {
       const px = Number(size);
@@ -88,6 +90,7 @@ export function SpeechPanel({ model }: { model: ModelInfo }) {
     event.preventDefault();
     setBusy(true);
     setError(null);
+    setResult(null);
     try {
       const res = await runTask<SpeechResult>({ model: model.id, text: text.trim(), voice: voice.trim() }, new AbortController().signal);
       // characters as the gateway bills them: code points, so an emoji is one, not two UTF-16 units
