@@ -208,6 +208,8 @@ describe("dashboard in a real browser", () => {
     await page.getByRole("button", { name: "Yes, cancel" }).click();
     expect((await cancelled).status()).toBe(200);
     await page.getByText(/Your Pro plan is cancelled and ends on/).waitFor();
+    // focus moved from the gone "Yes, cancel" to the notice, not back to the top of the page
+    await expect(page.getByText(/Your Pro plan is cancelled and ends on/).evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true);
     const view = (await (await page.request.get(url("/api/billing/subscription"))).json()) as { subscription: { cancel_at_period_end: boolean }; plan: { id: string } };
     expect(view).toMatchObject({ subscription: { cancel_at_period_end: true }, plan: { id: "pro" } });
   });

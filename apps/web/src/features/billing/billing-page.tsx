@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { useConfirmStep } from "../../lib/confirm-step";
@@ -96,9 +96,20 @@ function CancelSubscription({ subscription }: { subscription: Subscription }) {
   const cancel = useCancelSubscription();
   const guard = useSubmitGuard();
   const { confirming, openerRef, open, dismiss } = useConfirmStep();
+  // The confirmation (and the focused "Yes, cancel") is gone once the cancellation shows: keyboard and screen-reader
+  // users continue at its notice rather than at the top of the page.
+  const confirmed = useRef(false);
+  const notice = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (subscription.cancel_at_period_end && confirmed.current) notice.current?.focus();
+  }, [subscription.cancel_at_period_end]);
 
   if (subscription.cancel_at_period_end) {
-    return <Notice>Your {subscription.plan.name} plan is cancelled and ends on {formatDay(subscription.current_period_end)}; it applies until then.</Notice>;
+    return (
+      <p className="alert alert-info" role="status" tabIndex={-1} ref={notice}>
+        Your {subscription.plan.name} plan is cancelled and ends on {formatDay(subscription.current_period_end)}; it applies until then.
+      </p>
+    );
   }
   if (!confirming) {
     return <button ref={openerRef} type="button" className="btn btn-danger-outline" onClick={open}>Cancel subscription</button>;
@@ -107,7 +118,7 @@ function CancelSubscription({ subscription }: { subscription: Subscription }) {
     <div className="confirm" role="group" aria-label="Confirm cancelling the subscription"
       onKeyDown={(event: KeyboardEvent) => { if (event.key === "Escape" && !cancel.isPending) dismiss(); }}>
       <span>Cancel {subscription.plan.name}? It stays active until {formatDay(subscription.current_period_end)}, then you are on the free plan.</span>
-      <button type="button" className="btn btn-small btn-danger" disabled={cancel.isPending} onClick={() => { if (guard.begin()) cancel.mutate({}, { onSettled: guard.end }); }} autoFocus>
+      <button type="button" className="btn btn-small btn-danger" disabled={cancel.isPending} onClick={() => { if (guard.begin()) { confirmed.current = true; cancel.mutate({}, { onSettled: guard.end }); } }} autoFocus>
         {cancel.isPending ? "Cancelling…" : "Yes, cancel"}
       </button>
       <button type="button" className="btn btn-small" onClick={dismiss}>Keep it</button>
