@@ -1,6 +1,6 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "../../lib/http";
-import type { DailyUsageRow } from "./chart-data";
+import { utcDay, type DailyUsageRow } from "./chart-data";
 
 /** One record of GET /api/usage (the gateway's usage API, docs/api.md). */
 export interface UsageRecord {
@@ -35,11 +35,21 @@ export interface UsageResponse {
 // Beyond this many models the smallest are drawn as one "other" segment, to bound the per-model requests.
 const MAX_CHART_MODELS = 6;
 
-/** The last 30 days (the API's default range): the latest records and totals per day and per model. */
+const CHART_DAYS = 30;
+
+/**
+ * `from` of the charted range: the first of the chart's 30 UTC days (today and the 29 before). The API's default,
+ * 30 × 24 h back from now, starts inside a 31st day that no bar shows, so the total would not be the bars' sum.
+ */
+export function usageFrom(nowMs: number): string {
+  return utcDay(nowMs - (CHART_DAYS - 1) * 86_400_000);
+}
+
+/** The chart's 30 UTC days: the latest records and totals per day and per model. */
 export function useUsage() {
   return useQuery({
     queryKey: ["usage", "recent"],
-    queryFn: () => apiFetch<UsageResponse>("/api/usage?per_page=20"),
+    queryFn: () => apiFetch<UsageResponse>(`/api/usage?per_page=20&from=${usageFrom(Date.now())}`),
     refetchInterval: 30_000,
   });
 }
@@ -53,7 +63,7 @@ export function useDailyByModel(usage: UsageResponse | undefined): { rows: Daily
   const perModel = useQueries({
     queries: models.map((model) => ({
       queryKey: ["usage", "by-model", model, usage?.totals.requests],
-      queryFn: () => apiFetch<UsageResponse>(`/api/usage?per_page=1&model=${encodeURIComponent(model)}`),
+      queryFn: () => apiFetch<UsageResponse>(`/api/usage?per_page=1&from=${usageFrom(Date.now())}&model=${encodeURIComponent(model)}`),
       staleTime: 30_000,
     })),
   });
