@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
 import type { FakeStripe } from "@gw/test-support/fake-stripe";
@@ -433,6 +433,20 @@ describe("POST /api/billing/webhook", () => {
       expect(entries.map((e) => [e.type, e.amount, e.balance_after])).toEqual([["refund", -55, 0], ["bonus", 5, 55], ["purchase", 50, 50]]);
       const credits = await call(server, "GET", "/api/billing/credits", { cookie: user.cookie });
       expect(credits.body).toEqual({ balance: 0, currency: "USD" });
+    });
+
+    it("a full refund while a request holds part of the credits takes what the hold gives back once the request ends", async () => {
+      const userId = newUser();
+      const intent = await paidAndGranted(userId, 10);
+      const holdId = `${userId}:slow-request`;
+      expect((await ctx().ledger.hold(userId, 8 * MICROS, { holdId })).ok).toBe(true);
+      expect((await deliver(server, refundEvent(intent, 1000))).status).toBe(200);
+      expect(await refundEntries(userId)).toEqual([{ amount: -2 * MICROS, shortfall: 8 * MICROS }]);
+      // the request ends charging 3 of the 8 it held: the other 5 were refunded and are taken, not left to spend
+      await ctx().ledger.settle(userId, holdId, 3 * MICROS);
+      await vi.waitFor(async () => expect(await refundEntries(userId)).toEqual([{ amount: -5 * MICROS, shortfall: 0 }, { amount: -2 * MICROS, shortfall: 8 * MICROS }]));
+      await expectBalance(userId, 0);
+      expect((await ctx().ledger.verify(userId)).ok).toBe(true);
     });
 
     it("partial refunds take back their share of the cumulative refunded amount and add up to the whole grant", async () => {

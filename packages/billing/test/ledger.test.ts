@@ -68,6 +68,38 @@ describe("ledger", () => {
     expect((await ledger.verify("u")).ok).toBe(true);
   });
 
+  it("a refund that finds credits held by running requests takes what their holds give back once they close", async () => {
+    const ledger = await instance(freshDb());
+    const keys = async () => (await ledger.entries("u")).filter((e) => e.kind === "refund").map((e) => [e.idempotencyKey, e.amount]);
+    await ledger.credit("u", 10_000_000, { kind: "purchase", idempotencyKey: "c" });
+    expect((await ledger.hold("u", 5_000_000, { holdId: "h1" })).ok).toBe(true);
+    expect((await ledger.hold("u", 3_000_000, { holdId: "h2" })).ok).toBe(true);
+    // a full refund while 8 USD are held: 2 USD taken now, 8 short
+    expect(await ledger.debit("u", 10_000_000, { kind: "refund", idempotencyKey: "r" })).toEqual({ applied: true, balance: 0, taken: 2_000_000, shortfall: 8_000_000 });
+    // one request fails (its 5 USD come back), the other charges 1 of its 3 USD
+    await ledger.release("u", "h1");
+    expect(await keys()).toEqual([["r", -2_000_000]]);
+    await ledger.settle("u", "h2", 1_000_000);
+    await vi.waitFor(async () => expect(await keys()).toEqual([["r:after-holds", -7_000_000], ["r", -2_000_000]]));
+    await ledger.flush();
+    expect(await ledger.balance("u")).toBe(0);
+    expect((await ledger.verify("u")).ok).toBe(true);
+    // refunded money that was spent stays spent: 1 USD charged, 9 taken back, 10 refunded
+    const entries = await ledger.entries("u", { limit: 100 });
+    expect(entries.find((e) => e.idempotencyKey === "r:after-holds")?.meta).toEqual({ afterHolds: true });
+  });
+
+  it("a dispute's withdrawal does not wait for holds (its reinstatement gives back what the withdrawal took, no more)", async () => {
+    const ledger = await instance(freshDb());
+    await ledger.credit("u", 10_000_000, { kind: "purchase", idempotencyKey: "c" });
+    expect((await ledger.hold("u", 4_000_000, { holdId: "h" })).ok).toBe(true);
+    expect(await ledger.debit("u", 10_000_000, { kind: "dispute", idempotencyKey: "d" })).toMatchObject({ taken: 6_000_000, shortfall: 4_000_000 });
+    await ledger.release("u", "h");
+    await ledger.flush();
+    expect(await ledger.balance("u")).toBe(4_000_000);
+    expect((await ledger.entries("u")).filter((e) => e.kind === "dispute")).toHaveLength(1);
+  });
+
   it("keeps only its unique index on FerretDB's SQLite backend, where no other index serves a query", async () => {
     const dbName = freshDb();
     const db = await connectDatabase(mongo.uri.replace(/\/[^/]*$/, `/${dbName}`));

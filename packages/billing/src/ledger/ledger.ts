@@ -31,6 +31,21 @@ const RESERVED_ELSEWHERE_WAITS = 7;
 /** How far back in a user's chain a reservation of another instance is looked for. */
 const RESERVED_ELSEWHERE_ENTRIES = 10;
 
+type DebitOptions = Parameters<Ledger["debit"]>[2];
+
+/** The sum of the numbers these promises resolve to, counting those resolved within `ms`. */
+async function sumWithin(values: Array<Promise<number>>, ms: number): Promise<number> {
+  let sum = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const counted = Promise.all(values.map(async (value) => {
+    const n = await value;
+    sum += n;
+  }));
+  await Promise.race([counted, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms).unref(); })]);
+  clearTimeout(timer);
+  return sum;
+}
+
 function assertAmount(amount: number, what: string): void {
   if (!Number.isSafeInteger(amount)) throw new TypeError(`${what} must be an integer number of micro-dollars`);
 }
@@ -150,6 +165,39 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   const coverShortfall = (userId: string, holdId: string, cost: number): Promise<void> =>
     book.cover(userId, holdId, cost).catch(() => undefined);
 
+  /** Takes `amount` back as far as the balance goes, unused credits reserved here given back first (`Ledger.debit`). */
+  async function takeBack(userId: string, amount: number, opts: DebitOptions): Promise<DebitResult> {
+    await book.giveBack(userId);
+    const outcome = await writer.append(userId, {
+      kind: opts.kind, amount: -amount, idempotencyKey: opts.idempotencyKey, requireCover: false, upToBalance: true, meta: opts.meta,
+    });
+    const balance = outcome.balance + book.unused(userId);
+    if (outcome.status !== "applied") return { applied: false, balance, taken: 0, shortfall: 0 };
+    return { applied: true, balance, taken: -outcome.amount, shortfall: amount + outcome.amount };
+  }
+
+  /** Refunds waiting for the requests that held what they take back (see `collectAfterHolds`); awaited at close. */
+  const collections = new Set<Promise<void>>();
+
+  /**
+   * A refund that found part of what it takes back held by requests running on this instance takes, once they
+   * close, what they give back (each hold less what it charged), up to its shortfall, as a second refund entry
+   * (`<key>:after-holds`): refunded credits that a failed or cheaper request did not use must not stay spendable.
+   * What those requests charged was spent before the refund could take it, like credits spent earlier. Holds on
+   * other instances are not waited for; a hold still open after the hold TTL gives nothing.
+   */
+  function collectAfterHolds(userId: string, shortfall: number, opts: DebitOptions): void {
+    const closes = book.watchInFlight(userId);
+    if (closes.length === 0) return;
+    const run = (async () => {
+      const returned = await sumWithin(closes, options.holdTtlSeconds * 1000);
+      const collect = Math.min(shortfall, returned);
+      if (collect <= 0) return;
+      await takeBack(userId, collect, { kind: opts.kind, idempotencyKey: `${opts.idempotencyKey}:after-holds`, meta: { ...opts.meta, afterHolds: true } });
+    })().catch(() => undefined).finally(() => collections.delete(run));
+    collections.add(run);
+  }
+
   const ledger: Ledger = {
     async balance(userId) {
       // The stored balance and this instance's reservation must be read at one point of the chain: a top-up or
@@ -184,13 +232,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     async debit(userId, amount, opts): Promise<DebitResult> {
       assertAmount(amount, "debit amount");
       if (amount <= 0) throw new RangeError("ledger: debit amount must be > 0");
-      await book.giveBack(userId);
-      const outcome = await writer.append(userId, {
-        kind: opts.kind, amount: -amount, idempotencyKey: opts.idempotencyKey, requireCover: false, upToBalance: true, meta: opts.meta,
-      });
-      const balance = outcome.balance + book.unused(userId);
-      if (outcome.status !== "applied") return { applied: false, balance, taken: 0, shortfall: 0 };
-      return { applied: true, balance, taken: -outcome.amount, shortfall: amount + outcome.amount };
+      const result = await takeBack(userId, amount, opts);
+      if (result.applied && result.shortfall > 0 && opts.kind === "refund") collectAfterHolds(userId, result.shortfall, opts);
+      return result;
     },
 
     async entriesByKeys(keys) {
@@ -271,6 +315,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       for (const timer of timers) clearInterval(timer);
       try {
         await flushBook(true);
+        // refunds waiting for holds still open take what closed holds gave back; the open ones give nothing here
+        book.stopWatching();
+        await Promise.allSettled([...collections]);
         // With requests still in flight the reservation stays, and the sweeper of another instance releases it.
         if (alive && book.isEmpty()) await repo.forgetInstance(instanceId);
       } catch {

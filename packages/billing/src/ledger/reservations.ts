@@ -69,6 +69,8 @@ const available = (r: UserReservation) => r.reserved - r.releasing - r.inFlightT
 
 export class ReservationBook {
   private readonly users = new Map<string, UserReservation>();
+  /** holds whose close someone waits for (see `watchInFlight`): hold id -> told what the close gave back */
+  private readonly closeWatchers = new Map<string, (returned: number) => void>();
   /** idempotency keys of this instance's reserve/release movements; never reset, so a key is never reused */
   private counter = 0;
   readonly reservationId: string;
@@ -209,6 +211,7 @@ export class ReservationBook {
     r.lastActivity = this.clock.now();
     const wanted = Math.max(0, cost);
     const charged = Math.min(wanted, available(r));
+    this.tellClosed(holdId, Math.max(0, amount - charged));
     if (charged < wanted && meta !== undefined) meta = { ...meta, uncharged: wanted - charged };
     if (charged > 0 || meta !== undefined) {
       r.pending.push({ holdId, cost: charged, meta });
@@ -298,9 +301,36 @@ export class ReservationBook {
     return this.users.size === 0;
   }
 
+  /**
+   * One promise per hold of this user in flight here, told what the hold's close gives back to the reservation (the
+   * hold less what it charged); 0 for a hold forgotten or no longer watched (`stopWatching`). A cover's extra hold is
+   * part of the hold it grows. For a refund that found what it takes back held by running requests.
+   */
+  watchInFlight(userId: string): Array<Promise<number>> {
+    const holds = [...(this.users.get(userId)?.inFlight.keys() ?? [])].filter((holdId) => !holdId.endsWith(":cover"));
+    return holds.map((holdId) => new Promise<number>((resolve) => {
+      const earlier = this.closeWatchers.get(holdId);
+      this.closeWatchers.set(holdId, earlier ? (returned) => { earlier(returned); resolve(returned); } : resolve);
+    }));
+  }
+
+  /** Tells every watcher of a hold still open that nothing more will come back (shutdown, or this book abandoned). */
+  stopWatching(): void {
+    for (const tell of this.closeWatchers.values()) tell(0);
+    this.closeWatchers.clear();
+  }
+
   /** Forgets everything (this instance was declared dead: others released its reservations). */
   abandon(): void {
     this.users.clear();
+    this.stopWatching();
+  }
+
+  private tellClosed(holdId: string, returned: number): void {
+    const tell = this.closeWatchers.get(holdId);
+    if (!tell) return;
+    this.closeWatchers.delete(holdId);
+    tell(returned);
   }
 
   private state(userId: string): UserReservation {
