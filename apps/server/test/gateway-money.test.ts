@@ -74,6 +74,19 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(spent).toBe(countTokens("one two three four five six seven eight") + 4 + 3 + 2 * countTokens(produced));
   });
 
+  it("a cut stream that asked for usage gets a usage chunk with what it was charged, before the error event", async () => {
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(1, { kind: "truncate" });
+    const res = await postJson(server, "/v1/chat/completions", user.key, chat("one two three four five six seven eight", { stream: true, stream_options: { include_usage: true } }));
+    const events = (await res.text()).trim().split("\n\n");
+    expect(events.at(-1)).toContain('"error"');
+    const usage = JSON.parse(events.at(-2)?.slice(6) ?? "{}") as { choices: unknown[]; usage: Record<string, number> };
+    expect(usage.choices).toEqual([]);
+    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
+    const produced = countTokens(deltaText(events.join("\n\n")));
+    expect(usage.usage).toEqual({ prompt_tokens: spent - 2 * produced, completion_tokens: produced, total_tokens: spent - produced, cost: spent / 1e6 });
+  });
+
   it("a cut textB stream charges the prompt Anthropic reported in message_start (images included), not the gateway's count", async () => {
     const user = await fundedUser(server, 1);
     fakes.textB.failNext(1, { kind: "truncate" });

@@ -227,6 +227,8 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
       completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
     }));
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
+    // a client that asked for usage learns what the cut stream was charged, then why it ended
+    if (format.includeUsage) sse.usage(produced, cost);
     sse.error(err);
     sse.end();
     return;
