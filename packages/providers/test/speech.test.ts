@@ -131,6 +131,17 @@ describe("text-to-speech", () => {
     const err = await caught(() => tts("Rachel"));
     expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream answer broke off before it finished." });
   });
+
+  it("an account out of characters (401 quota_exceeded) is the gateway's account failing to pay, not refused credentials", async () => {
+    await tts("Rachel");
+    // ElevenLabs' own answer when the account's character quota is used up
+    const body = { detail: { status: "quota_exceeded", message: "This request exceeds your quota of 10000. You have 3 credits remaining, while 25 credits are required for this request." } };
+    h.fakes.speech.failNext(1, { kind: "status", status: 401, body }, { path: "/v1/text-to-speech" });
+    const err = await caught(() => tts("Rachel"));
+    expect({ code: err.code, message: err.message }).toEqual({ code: "upstream_error", message: "The upstream provider failed (HTTP 402): it refused the gateway's account for payment." });
+    h.fakes.speech.failNext(1, { kind: "status", status: 401, body: { detail: { status: "invalid_api_key", message: "Invalid API key" } } }, { path: "/v1/text-to-speech" });
+    expect((await caught(() => tts("Rachel"))).message).toBe("The upstream provider failed (HTTP 401): it refused the gateway's credentials.");
+  });
 });
 
 describe("speech-to-speech and speech-to-text", () => {

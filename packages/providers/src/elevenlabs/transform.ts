@@ -120,6 +120,10 @@ export function parseVoiceAudioError(status: number, body: string): AppError {
   return parseError(status, body);
 }
 
+/**
+ * ElevenLabs answers 401 `detail.status: quota_exceeded` when the operator's account has used up its characters: the
+ * account failing to pay, as a 402 would be, not refused credentials.
+ */
 export function parseError(status: number, body: string): AppError {
   const message = readErrorMessage(body, (json) => {
     const detail = pickPath(json, "detail");
@@ -127,5 +131,6 @@ export function parseError(status: number, body: string): AppError {
     if (Array.isArray(detail)) return validationErrorMessage(detail);
     return pickPath(detail, "message");
   });
+  if (status === 401 && /"quota_exceeded"/.test(body)) return upstreamStatusError(402, message);
   return upstreamStatusError(status, message);
 }
