@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -20,6 +20,31 @@ async function expectWholeStream(res: Response, messages: { role: string; conten
   const reply = fakeChatReply(messages, 100);
   expect(deltaText(text)).toBe(reply.content);
   return reply;
+}
+
+/**
+ * A bare upstream answering every request with `answer` (textA's OpenAI paths and textB's `/v1/messages` alike), and
+ * a gateway pointed at it for both, without retries. `stand.server` is set before the tests run.
+ */
+function rawUpstreamStand(answer: (req: IncomingMessage, res: ServerResponse) => void): { server: TestServer } {
+  const stand = {} as { server: TestServer };
+  let upstream: Server;
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => answer(req, res));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    stand.server = await startTestServer({
+      env: { TEXTA_BASE_URL: base, TEXTA_API_KEY: "sk-operator", TEXTB_BASE_URL: base, TEXTB_API_KEY: "sk-ant-operator", UPSTREAM_MAX_RETRIES: "0" },
+    });
+  });
+  afterAll(async () => {
+    await stand.server.close();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  });
+  return stand;
 }
 
 describe("upstream faults: what the gateway answers and charges when an upstream misbehaves", () => {
@@ -198,31 +223,14 @@ describe("upstream 429: the provider's wording about the operator's account stay
   const OPENAI_RATE = "Rate limit reached for gpt-4 in organization org-OperatorSecret42 on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 20s.";
   const OPENAI_QUOTA = "You exceeded your current quota, please check your plan and billing details.";
   const ANTHROPIC_RATE = "This request would exceed the rate limit for your organization (5fb2b4a6-0000-4000-8000-operator0001) of 50 requests per minute.";
-  let upstream: Server;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    upstream = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(429, { "content-type": "application/json", "retry-after": "20" });
-        if (req.url === "/v1/messages") {
-          res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: ANTHROPIC_RATE } }));
-          return;
-        }
-        const quota = req.headers["x-test-quota"] === "1";
-        res.end(JSON.stringify({ error: { message: quota ? OPENAI_QUOTA : OPENAI_RATE, type: quota ? "insufficient_quota" : "requests", param: null, code: quota ? "insufficient_quota" : "rate_limit_exceeded" } }));
-      });
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    server = await startTestServer({
-      env: { TEXTA_BASE_URL: base, TEXTA_API_KEY: "sk-operator", TEXTB_BASE_URL: base, TEXTB_API_KEY: "sk-ant-operator", UPSTREAM_MAX_RETRIES: "0" },
-    });
-  });
-  afterAll(async () => {
-    await server.close();
-    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  const stand = rawUpstreamStand((req, res) => {
+    res.writeHead(429, { "content-type": "application/json", "retry-after": "20" });
+    if (req.url === "/v1/messages") {
+      res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: ANTHROPIC_RATE } }));
+      return;
+    }
+    const quota = req.headers["x-test-quota"] === "1";
+    res.end(JSON.stringify({ error: { message: quota ? OPENAI_QUOTA : OPENAI_RATE, type: quota ? "insufficient_quota" : "requests", param: null, code: quota ? "insufficient_quota" : "rate_limit_exceeded" } }));
   });
 
   it.each([
@@ -230,43 +238,26 @@ describe("upstream 429: the provider's wording about the operator's account stay
     ["textA quota", "textA-4", { "x-test-quota": "1" }],
     ["textB rate limit", "textB-3-haiku", {}],
   ])("%s: 502 upstream_error without the upstream's message, at no cost", async (_name, model, headers) => {
-    const user = await fundedUser(server, 1);
-    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 10 }, headers);
+    const user = await fundedUser(stand.server, 1);
+    const res = await postJson(stand.server, "/v1/chat/completions", user.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 10 }, headers);
     expect(res.status).toBe(502);
     expect(res.headers.get("retry-after")).toBe("20");
     expect(await readJson(res)).toEqual({ error: { message: "The upstream provider failed (HTTP 429): it is rate-limiting the gateway.", type: "api_error", code: "upstream_error" } });
-    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    expect(await balanceMicros(stand.server, user.userId)).toBe(1_000_000);
   });
 });
 
 describe("a stream that is only its end marker is no answer", () => {
-  let upstream: Server;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    // 200 event streams that end before anything was said: the end marker alone, or Anthropic's start and stop
-    upstream = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        if (req.url === "/v1/messages") {
-          const start = { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-3-haiku-20240307", content: [], stop_reason: null, usage: { input_tokens: 9, output_tokens: 1 } } };
-          res.end(`event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`);
-          return;
-        }
-        const role = { id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] };
-        res.end(req.headers["x-test-role"] === "1" ? `data: ${JSON.stringify(role)}\n\ndata: [DONE]\n\n` : "data: [DONE]\n\n");
-      });
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    server = await startTestServer({
-      env: { TEXTA_BASE_URL: base, TEXTA_API_KEY: "sk-operator", TEXTB_BASE_URL: base, TEXTB_API_KEY: "sk-ant-operator", UPSTREAM_MAX_RETRIES: "0" },
-    });
-  });
-  afterAll(async () => {
-    await server.close();
-    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  // 200 event streams that end before anything was said: the end marker alone, or Anthropic's start and stop
+  const stand = rawUpstreamStand((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (req.url === "/v1/messages") {
+      const start = { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-3-haiku-20240307", content: [], stop_reason: null, usage: { input_tokens: 9, output_tokens: 1 } } };
+      res.end(`event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`);
+      return;
+    }
+    const role = { id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] };
+    res.end(req.headers["x-test-role"] === "1" ? `data: ${JSON.stringify(role)}\n\ndata: [DONE]\n\n` : "data: [DONE]\n\n");
   });
 
   it.each([
@@ -274,10 +265,10 @@ describe("a stream that is only its end marker is no answer", () => {
     ["a role chunk, then [DONE]", "textA-4", { "x-test-role": "1" }],
     ["message_start, then message_stop", "textB-3-haiku", {}],
   ])("%s: 502 upstream_error before any output, at no cost", async (_name, model, headers) => {
-    const user = await fundedUser(server, 1);
-    const res = await postJson(server, "/v1/chat/completions", user.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true }, headers);
+    const user = await fundedUser(stand.server, 1);
+    const res = await postJson(stand.server, "/v1/chat/completions", user.key, { model, messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true }, headers);
     expect(res.status).toBe(502);
     expect(await readJson(res)).toEqual({ error: { message: "The upstream stream ended before it was complete.", type: "api_error", code: "upstream_error" } });
-    expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    expect(await balanceMicros(stand.server, user.userId)).toBe(1_000_000);
   });
 });
