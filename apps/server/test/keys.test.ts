@@ -92,6 +92,12 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(await again.json()).toEqual({ error: { message: expect.any(String), type: "not_found_error", code: "key_not_found" } });
     });
 
+    it("concurrent revokes of one key: one 200, the others 404 key_not_found", async () => {
+      const created = await createKey("usr_rev_race");
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call("DELETE", `/api/keys/${created.id}`, sessionOf("usr_rev_race"))));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
+    });
+
     it("revokes a key whose id is percent-encoded in the path (key%5F... is key_...); malformed encoding is 400", async () => {
       const created = await createKey("usr_pct");
       const res = await call("DELETE", `/api/keys/${created.id.replace("_", "%5F")}`, sessionOf("usr_pct"));

@@ -87,11 +87,10 @@ export class ApiKeyRepository {
 
   /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */
   async revoke(userId: string, keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
-    if (!doc) return null;
-    // Revocation is idempotent, so a lost race between two revokes is harmless.
-    await this.model.updateOne({ _id: keyId }, { $set: { revokedAt: at } }).exec();
-    return toRecord({ ...doc, revokedAt: at });
+    // One conditional update: of two concurrent revokes of a key only one finds it active, the other answers 404.
+    const doc = await this.model.findOneAndUpdate({ _id: keyId, userId, revokedAt: null }, { $set: { revokedAt: at } }, { new: true })
+      .lean<ApiKeyDoc>().exec();
+    return doc ? toRecord(doc) : null;
   }
 
   /** Revokes every active key of a user (account deletion); returns what was revoked. */
