@@ -131,6 +131,24 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(listed?.last_used).toBe(new Date(server.clock.now()).toISOString());
     });
 
+    it("last_used never moves back when a batch with an older use is written after a newer one (two instances)", async () => {
+      const created = await createKey("usr_use_order");
+      const keys = server.app.context.apiKeys;
+      const use = async () => {
+        const res = await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.key}` } });
+        expect(res.status).toBe(200);
+        await keys.flushUsage();
+      };
+      const start = server.clock.now();
+      server.clock.set(start + 60_000);
+      await use();
+      // another instance's batch, holding an earlier use, flushed afterwards
+      server.clock.set(start);
+      await use();
+      const listed = (await (await call("GET", "/api/keys", sessionOf("usr_use_order"))).json()).keys[0];
+      expect(listed).toMatchObject({ usage_count: 2, last_used: new Date(start + 60_000).toISOString() });
+    });
+
     it("revokeAllKeysForUser (account deletion) revokes every key of that user only", async () => {
       const a = await createKey("usr_del");
       const b = await createKey("usr_del");

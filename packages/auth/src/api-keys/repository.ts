@@ -101,8 +101,11 @@ export class ApiKeyRepository {
     return docs.map((doc) => toRecord({ ...doc, revokedAt: at }));
   }
 
-  /** Adds batched usage. Counts are display data: a rare lost increment across instances is acceptable. */
+  /**
+   * Adds batched usage. `$max`: instances flush on their own timers, so a batch holding an older use can be written
+   * after a newer one, and must not move `last_used` back.
+   */
   async addUsage(delta: UsageDelta): Promise<void> {
-    await this.model.updateOne({ _id: delta.keyId }, { $inc: { usageCount: delta.count }, $set: { lastUsedAt: delta.lastUsedAt } }).exec();
+    await this.model.updateOne({ _id: delta.keyId }, { $inc: { usageCount: delta.count }, $max: { lastUsedAt: delta.lastUsedAt } }).exec();
   }
 }
