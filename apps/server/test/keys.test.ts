@@ -133,20 +133,21 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
 
     it("last_used never moves back when a batch with an older use is written after a newer one (two instances)", async () => {
       const created = await createKey("usr_use_order");
-      const keys = server.app.context.apiKeys;
-      const use = async () => {
+      const listed = async () => (await (await call("GET", "/api/keys", sessionOf("usr_use_order"))).json()).keys[0];
+      // uses the key, then waits for its batch to be written
+      const use = async (count: number) => {
         const res = await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.key}` } });
         expect(res.status).toBe(200);
-        await keys.flushUsage();
+        const deadline = Date.now() + 5000;
+        while ((await listed()).usage_count !== count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       };
       const start = server.clock.now();
       server.clock.set(start + 60_000);
-      await use();
-      // another instance's batch, holding an earlier use, flushed afterwards
+      await use(1);
+      // another instance's batch, holding an earlier use, written afterwards
       server.clock.set(start);
-      await use();
-      const listed = (await (await call("GET", "/api/keys", sessionOf("usr_use_order"))).json()).keys[0];
-      expect(listed).toMatchObject({ usage_count: 2, last_used: new Date(start + 60_000).toISOString() });
+      await use(2);
+      expect(await listed()).toMatchObject({ usage_count: 2, last_used: new Date(start + 60_000).toISOString() });
     });
 
     it("revokeAllKeysForUser (account deletion) revokes every key of that user only", async () => {
