@@ -43,6 +43,15 @@ describe("billing API against stripe-mock", () => {
       expect(byKey.body).toEqual({ balance: 0, currency: "USD" });
     });
 
+    it("reads the Authorization header as the gateway, /api/trpc and the key routes do: a tab separates, a no-break space does not", async () => {
+      const key = await apiKeyFor(server, cookie);
+      for (const [authorization, ok] of [[`bearer\t${key} `, true], [`Bearer\u00a0${key}`, false]] as const) {
+        const routes = ["/api/billing/credits", "/api/trpc/billing.credits", "/v1/models"];
+        const statuses = await Promise.all(routes.map(async (route) => (await call(server, "GET", route, { headers: { authorization } })).status));
+        expect({ authorization, statuses }).toEqual({ authorization, statuses: ok ? [200, 200, 200] : [401, 401, 401] });
+      }
+    });
+
     it("answers 401 in the flat form without or with bad credentials", async () => {
       const attempts: Array<Record<string, string>> = [{}, bearer("ak-live-nope"), { authorization: "Basic abc" }, { cookie: "gw_session=garbage" }];
       for (const headers of attempts) {

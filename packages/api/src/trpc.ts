@@ -2,7 +2,7 @@ import { initTRPC } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { LimitName } from "@gw/config";
-import { AppError, nestedErrorBody, textFieldError, type ErrorCode } from "@gw/shared";
+import { AppError, bearerToken, nestedErrorBody, textFieldError, type ErrorCode } from "@gw/shared";
 import type { Request, Response } from "express";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { AppContext, Principal, RateLimitState } from "./app-context";
@@ -94,18 +94,18 @@ const plainTextInput = t.middleware(async ({ getRawInput, next }) => {
 /** No authentication. */
 export const publicProcedure = t.procedure.use(successStatus).use(plainTextInput).meta({ auth: "none" });
 
-function bearerToken(req: Request): string | undefined {
+/** The request's bearer token: undefined without an Authorization header, "" when it is not `Bearer <token>`. */
+function requestToken(req: Request): string | undefined {
   const header = req.get("authorization");
   if (header === undefined) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? "";
+  return bearerToken(header) ?? "";
 }
 
 /** Session cookie only: a request carrying just an API key is refused with 401 unauthorized (SPEC 5, CONTRACT 3). */
 const requireSession = t.middleware(async ({ ctx, next }) => {
   const principal = await ctx.app.sessions.fromRequest(ctx.req);
   if (!principal) {
-    const message = bearerToken(ctx.req) === undefined
+    const message = requestToken(ctx.req) === undefined
       ? "Authentication required: log in first."
       : "This endpoint requires a logged-in session; API keys are not accepted.";
     throw new AppError("unauthorized", message);
@@ -132,7 +132,7 @@ export const logoutProcedure = publicProcedure.use(clearRefusedSessionCookie).us
 
 /** API key (`Authorization: Bearer`) when the header is present, else the session cookie. */
 export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx.req);
+  const token = requestToken(ctx.req);
   let principal: Principal | null;
   if (token !== undefined) {
     principal = token ? await ctx.app.apiKeys.verify(token) : null;

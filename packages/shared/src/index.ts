@@ -6,3 +6,4 @@ export * from "./cancellation";
 export * from "./validation";
 export * from "./nul-bytes";
 export * from "./characters";
+export * from "./bearer";

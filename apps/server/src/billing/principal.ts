@@ -1,7 +1,6 @@
 import type { Request } from "express";
+import { bearerToken } from "@gw/shared";
 import type { AppContext, Principal } from "../context";
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * Session or API key (SPEC 5), as the tRPC `sessionOrKeyProcedure` decides it: an Authorization header means key
@@ -11,7 +10,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export async function principalOf(ctx: AppContext, req: Request): Promise<Principal | null> {
   const header = req.get("authorization");
   if (header !== undefined) {
-    const token = BEARER.exec(header)?.[1];
+    const token = bearerToken(header);
     const principal = token ? await ctx.apiKeys.verify(token) : null;
     if (principal?.keyId) ctx.apiKeys.recordUse(principal.keyId);
     return principal;

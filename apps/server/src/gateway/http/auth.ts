@@ -1,8 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
-import { AppError, isAppError } from "@gw/shared";
+import { AppError, bearerToken, isAppError } from "@gw/shared";
 import type { AppContext, Principal } from "../../context";
-
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 const invalidKey = (message: string) => new AppError("invalid_api_key", message);
 
@@ -51,7 +49,7 @@ async function principalFrom(ctx: AppContext, req: Request): Promise<Principal> 
     if (req.headers.cookie) return fromSession(ctx, req);
     throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
   }
-  const raw = BEARER.exec(header)?.[1];
+  const raw = bearerToken(header);
   if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
   const verified = await ctx.apiKeys.verify(raw);
   if (!verified) throw invalidKey("Invalid API key: the key is unknown or revoked.");
