@@ -271,3 +271,53 @@ describe("OAuth against a provider whose token endpoint stalls", () => {
     }
   }, 30_000);
 });
+
+describe("OAuth against a provider whose profile answers are broken", () => {
+  let fake: FakeOAuthServer;
+  let broken: Server;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeOAuth();
+    // Google's userinfo sends its status line, then a space a second, never ending; GitHub's /user is not JSON
+    broken = createServer((req, res) => {
+      if (req.url?.startsWith("/google")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write("{");
+        const drip = setInterval(() => res.write(" "), 1_000);
+        res.on("close", () => clearInterval(drip));
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html>Service Unavailable</html>");
+    });
+    await new Promise<void>((resolve) => broken.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fake.env, GOOGLE_USERINFO_URL: `${base}/google/userinfo`, GITHUB_API_URL: `${base}/github/api` } });
+  });
+  afterAll(async () => {
+    await server.close();
+    broken.closeAllConnections();
+    await new Promise<void>((resolve) => broken.close(() => resolve()));
+    await fake.close();
+  });
+
+  it("ends a stalled or unreadable profile answer with /login?error=oauth_failed", async () => {
+    const answers = await Promise.all((["google", "github"] as const).map(async (provider) => {
+      const begun = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
+      const stateCookie = cookieFrom(begun.headers, "gw_oauth") ?? "";
+      const consent = await fetch(begun.headers.get("location") ?? "", { redirect: "manual" });
+      const back = new URL(consent.headers.get("location") ?? "");
+      const started = Date.now();
+      const res = await fetch(`${server.url}${back.pathname}${back.search}`, {
+        redirect: "manual", headers: { cookie: stateCookie }, signal: AbortSignal.timeout(20_000),
+      });
+      return { provider, res, elapsed: Date.now() - started };
+    }));
+    for (const { provider, res, elapsed } of answers) {
+      expect(res.status, provider).toBe(302);
+      expect(res.headers.get("location"), provider).toBe("/login?error=oauth_failed");
+      expect(sessionCookie(res.headers), provider).toBeUndefined();
+      expect(elapsed, provider).toBeLessThan(15_000);
+    }
+  }, 30_000);
+});

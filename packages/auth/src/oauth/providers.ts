@@ -76,7 +76,12 @@ async function getJson(url: string, accessToken: string): Promise<unknown> {
     throw new OAuthFlowError("oauth_failed", `Could not reach ${url}: ${(err as Error).message}`);
   }
   if (!res.ok) throw new OAuthFlowError("oauth_failed", `${url} answered ${res.status}`);
-  return res.json();
+  try {
+    return await res.json();
+  } catch (err) {
+    // an answer that is not JSON, or still arriving when the timeout ends it, is the provider's failure
+    throw new OAuthFlowError("oauth_failed", `${url} sent no readable answer: ${(err as Error).message}`);
+  }
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
