@@ -157,6 +157,22 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     expect(cookie).toBeUndefined();
   });
 
+  it("linking an unverified account through another provider also unlinks the identity that created it", async () => {
+    // a Google account that does not prove the address creates an (unverified) account for it
+    const email = uniqueEmail("squat");
+    fake.google.profile = { sub: "g-squatter", email, email_verified: false, name: "Mallory" };
+    const squatter = await roundTrip("google");
+    expect(squatter.res.headers.get("location")).toBe("/dashboard");
+    // the owner proves the address through GitHub: the account is theirs now
+    fake.github.profile = { user: { id: 77001, login: "owner", name: "Owner", email }, emails: [] };
+    const owner = await roundTrip("github");
+    expect((await call(server, "GET", "/api/auth/me", { cookie: owner.cookie })).body.user).toMatchObject({ email, email_verified: true });
+    // the unproven Google identity no longer signs in to it
+    const again = await roundTrip("google");
+    expect(again.res.headers.get("location")).toBe("/login?error=account_exists");
+    expect(again.cookie).toBeUndefined();
+  });
+
   it("fails a mismatched state with /login?error=invalid_state", async () => {
     const { location, stateCookie } = await begin("google");
     const url = new URL(await consent(location));

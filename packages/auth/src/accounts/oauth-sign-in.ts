@@ -37,7 +37,7 @@ export function createOAuthSignIn(users: UserRepository, sessions: SessionManage
       // linking by e-mail is only safe when the provider vouches for the address
       if (!profile.emailVerified) throw new OAuthFlowError("account_exists", "An account with this e-mail already exists.");
       await users.linkProvider(existing.id, provider, profile.providerId, now);
-      // never verified: whoever signed it up had not proved the address, so their password is gone and their sessions too
+      // never verified: whoever signed it up had not proved the address, so their password, identity and sessions are gone
       if (!existing.emailVerified) await sessions.revokeAllForUser(existing.id);
       logger.info({ userId: existing.id, provider }, "oauth identity linked to existing account");
       return existing;

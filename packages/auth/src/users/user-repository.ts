@@ -59,7 +59,7 @@ export interface UserRepository {
   findByEmail(email: string): Promise<User | null>;
   findByProviderId(provider: OAuthProviderName, providerId: string): Promise<User | null>;
   markEmailVerified(id: string, at: Date): Promise<void>;
-  /** links the identity; an account not verified yet becomes verified and loses its password (set by someone unproven) */
+  /** links the identity; an account not verified yet becomes verified and loses its password and other identities (set by someone unproven) */
   linkProvider(id: string, provider: OAuthProviderName, providerId: string, verifiedAt: Date): Promise<void>;
   setPasswordHash(id: string, passwordHash: string, at: Date): Promise<void>;
   setName(id: string, name: string): Promise<void>;
@@ -103,9 +103,12 @@ export async function createUserRepository(connection: Connection): Promise<User
     },
     async linkProvider(id, provider, providerId, verifiedAt) {
       const field = provider === "google" ? "googleId" : "githubId";
+      // the provider proves the e-mail; a password or identity attached before anyone had proved it may be a squatter's: dropped
+      await users.updateOne(
+        { _id: id, emailVerifiedAt: null },
+        { $set: { emailVerifiedAt: verifiedAt, passwordChangedAt: verifiedAt }, $unset: { passwordHash: 1, googleId: 1, githubId: 1 } },
+      );
       await users.updateOne({ _id: id }, { $set: { [field]: providerId } });
-      // the provider proves the e-mail; a password set before anyone had proved it may be a squatter's: dropped
-      await users.updateOne({ _id: id, emailVerifiedAt: null }, { $set: { emailVerifiedAt: verifiedAt, passwordChangedAt: verifiedAt }, $unset: { passwordHash: 1 } });
     },
     async setPasswordHash(id, passwordHash, at) {
       await users.updateOne({ _id: id }, { $set: { passwordHash, passwordChangedAt: at } });
