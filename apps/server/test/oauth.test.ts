@@ -173,6 +173,18 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     expect(again.cookie).toBeUndefined();
   });
 
+  it("verifies an account made through an unverified provider e-mail once the provider vouches for it", async () => {
+    const email = uniqueEmail("laterverified");
+    fake.google.profile = { sub: "g-later-verified", email, email_verified: false, name: "Later" };
+    const first = await roundTrip("google");
+    const before = await call(server, "GET", "/api/auth/me", { cookie: first.cookie });
+    expect(before.body.user).toMatchObject({ email, email_verified: false });
+    fake.google.profile = { sub: "g-later-verified", email, email_verified: true, name: "Later" };
+    const second = await roundTrip("google");
+    const after = await call(server, "GET", "/api/auth/me", { cookie: second.cookie });
+    expect(after.body.user).toMatchObject({ id: before.body.user.id, email_verified: true });
+  });
+
   it("fails a mismatched state with /login?error=invalid_state", async () => {
     const { location, stateCookie } = await begin("google");
     const url = new URL(await consent(location));

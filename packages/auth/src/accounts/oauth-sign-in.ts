@@ -27,11 +27,18 @@ function accountName(providerName: string, email: string): string {
 export function createOAuthSignIn(users: UserRepository, sessions: SessionManager, clock: Clock, logger: Logger): OAuthSignIn {
   async function resolveUser(provider: OAuthProvider, profile: OAuthProfile): Promise<User> {
     const known = await users.findByProviderId(provider, profile.providerId);
-    if (known && !known.deletedAt) return known;
+    const now = new Date(clock.now());
+    if (known && !known.deletedAt) {
+      // created while the provider did not vouch for the address, and now it does: verified like a new account would be
+      if (!known.emailVerified && profile.emailVerified && profile.email && normalizeEmail(profile.email) === known.email) {
+        await users.markEmailVerified(known.id, now);
+        return { ...known, emailVerified: true };
+      }
+      return known;
+    }
     if (!profile.email) throw new OAuthFlowError("email_unavailable", "The provider did not share an e-mail address.");
     const email = normalizeEmail(profile.email);
     if (email.length > 254 || !USABLE_EMAIL.test(email)) throw new OAuthFlowError("email_unavailable", "The provider did not share a usable e-mail address.");
-    const now = new Date(clock.now());
     const existing = await users.findByEmail(email);
     if (existing) {
       // linking by e-mail is only safe when the provider vouches for the address
