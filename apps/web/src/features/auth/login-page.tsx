@@ -5,13 +5,7 @@ import { ApiError } from "../../lib/api-error";
 import { useLogin } from "./api";
 import { AuthLayout } from "./auth-layout";
 import { OAuthButtons } from "./oauth-buttons";
-
-/** The OAuth callback's codes (CONTRACT 2), where the generic text would mislead: provider_not_configured names models. */
-const OAUTH_MESSAGES = {
-  provider_not_configured: "Signing in with this provider is not set up on this gateway. Log in with your e-mail and password instead.",
-  unsupported_provider: "Signing in with this provider is not supported. Log in with your e-mail and password instead.",
-  access_denied: "Signing in was cancelled at the provider.",
-};
+import { OAUTH_MESSAGES } from "./oauth-messages";
 
 export function LoginPage() {
   const [params] = useSearchParams();
