@@ -90,6 +90,16 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     expect(me.body.user).toMatchObject({ email: "octo-primary@example.com", name: "octo", email_verified: true });
   });
 
+  it("two first sign-ins of one new person at once (two devices) end in one account, both signed in", async () => {
+    fake.google.profile = { sub: "g-twice-at-once", email: uniqueEmail("twice"), email_verified: true, name: "Twice" };
+    const flows = await Promise.all([begin("google"), begin("google")]);
+    const urls = await Promise.all(flows.map(({ location }) => consent(location)));
+    const answers = await Promise.all(urls.map((url, i) => callback(url, flows[i]?.stateCookie)));
+    expect(answers.map((res) => [res.status, res.headers.get("location")])).toEqual([[302, "/dashboard"], [302, "/dashboard"]]);
+    const ids = await Promise.all(answers.map(async (res) => (await call(server, "GET", "/api/auth/me", { cookie: sessionCookie(res.headers) })).body.user.id as string));
+    expect(ids[0]).toBe(ids[1]);
+  });
+
   it("links a provider-verified e-mail to the existing password account", async () => {
     const email = uniqueEmail("link");
     const created = await signup(server, email);

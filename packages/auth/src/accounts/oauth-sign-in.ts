@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { VISIBLE_CHARACTER, type Clock } from "@gw/shared";
+import { isAppError, VISIBLE_CHARACTER, type Clock } from "@gw/shared";
 import { OAuthFlowError, type OAuthProfile, type OAuthProvider } from "../oauth/providers";
 import type { SessionManager } from "../sessions/session-manager";
 import { normalizeEmail } from "../users/email";
@@ -25,7 +25,7 @@ function accountName(providerName: string, email: string): string {
 }
 
 export function createOAuthSignIn(users: UserRepository, sessions: SessionManager, clock: Clock, logger: Logger): OAuthSignIn {
-  async function resolveUser(provider: OAuthProvider, profile: OAuthProfile): Promise<User> {
+  async function resolveUser(provider: OAuthProvider, profile: OAuthProfile, again = false): Promise<User> {
     const known = await users.findByProviderId(provider, profile.providerId);
     const now = new Date(clock.now());
     if (known && !known.deletedAt) {
@@ -49,13 +49,21 @@ export function createOAuthSignIn(users: UserRepository, sessions: SessionManage
       logger.info({ userId: existing.id, provider }, "oauth identity linked to existing account");
       return existing;
     }
-    return users.create({
-      email,
-      name: accountName(profile.name, email),
-      ...(provider === "google" ? { googleId: profile.providerId } : { githubId: profile.providerId }),
-      ...(profile.emailVerified ? { emailVerifiedAt: now } : {}),
-      createdAt: now,
-    });
+    try {
+      return await users.create({
+        email,
+        name: accountName(profile.name, email),
+        ...(provider === "google" ? { googleId: profile.providerId } : { githubId: profile.providerId }),
+        ...(profile.emailVerified ? { emailVerifiedAt: now } : {}),
+        createdAt: now,
+      });
+    } catch (err) {
+      // a first sign-in of the same person racing this one (two devices, or Google and GitHub at once) created the
+      // account a moment ago: resolved again, it is found (or linked, under the rules above)
+      if (!(isAppError(err) && err.code === "account_exists")) throw err;
+      if (again) throw new OAuthFlowError("account_exists", "An account with this e-mail already exists.");
+      return resolveUser(provider, profile, true);
+    }
   }
 
   return {
