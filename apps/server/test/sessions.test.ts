@@ -243,4 +243,36 @@ describe("sessions: cookie, expiry, renewal, revocation", () => {
     expect((await call(server, "GET", "/api/auth/me", { cookie: fresh })).status).toBe(200);
     expect((await call(server, "GET", "/api/auth/me", { cookie: other })).status).toBe(401);
   });
+
+  it("a password change still under way when a password reset completes neither overwrites the reset nor keeps a session", async () => {
+    const { email, cookie } = await freshLogin();
+    await call(server, "POST", "/api/auth/password-reset", { body: { email } });
+    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
+    // hold the change after its check of the current password, before it writes the new one, until the reset is done
+    const hold = holdPoint();
+    const users = server.app.context.auth.users;
+    const setPasswordHash = users.setPasswordHash.bind(users);
+    users.setPasswordHash = async (...args) => {
+      users.setPasswordHash = setPasswordHash;
+      await hold.pass();
+      return setPasswordHash(...args);
+    };
+    try {
+      const changing = call(server, "POST", "/api/auth/change-password", { cookie, body: { current_password: PASSWORD, new_password: "Amber-Lantern-61" } });
+      await hold.reached;
+      const reset = await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: "Violet-Harbor-59" } });
+      expect(reset.status).toBe(200);
+      hold.release();
+      const stale = await changing;
+      expect(stale.status).toBe(401);
+      expect(stale.body.error.code).toBe("invalid_credentials");
+      expect(sessionCookie(stale.headers)).toBeUndefined();
+    } finally {
+      users.setPasswordHash = setPasswordHash;
+      hold.release();
+    }
+    expect(await login(server, email, "Violet-Harbor-59")).toMatch(/^gw_session=/);
+    const old = await call(server, "POST", "/api/auth/login", { body: { email, password: "Amber-Lantern-61" } });
+    expect(old.status).toBe(401);
+  });
 });

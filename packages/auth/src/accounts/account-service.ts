@@ -153,10 +153,19 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const user = await liveUser(userId);
       await confirmPassword(user, currentPassword, () => new AppError("invalid_credentials", "The current password is not correct."));
       assertStrongPassword(newPassword, deps.passwordRules, "new password");
-      await users.setPasswordHash(userId, await hashPassword(newPassword), now());
+      // A password reset or change that lands while this one checks the current password wins: the password given
+      // here is stale then, so nothing is written and no session is kept (as for a login, which see).
+      const stale = () => new AppError("invalid_credentials", "The current password is not correct.");
+      const passwordHash = await hashPassword(newPassword);
+      if (!user.passwordHash || !(await users.setPasswordHash(userId, passwordHash, now(), user.passwordHash))) throw stale();
       // every other device is signed out; the caller continues in a fresh session
       await sessions.revokeAllForUser(userId);
-      const { setCookie } = await sessions.start(userId);
+      const { sessionId, setCookie } = await sessions.start(userId);
+      const current = await users.findById(userId);
+      if (!current || current.deletedAt || current.passwordHash !== passwordHash) {
+        await sessions.revoke(sessionId);
+        throw stale();
+      }
       return setCookie;
     },
 

@@ -61,7 +61,8 @@ export interface UserRepository {
   markEmailVerified(id: string, at: Date): Promise<void>;
   /** links the identity; an account not verified yet becomes verified and loses its password and other identities (set by someone unproven) */
   linkProvider(id: string, provider: OAuthProviderName, providerId: string, verifiedAt: Date): Promise<void>;
-  setPasswordHash(id: string, passwordHash: string, at: Date): Promise<void>;
+  /** with `expected`, only while the stored hash is still that one (false when another change came first) */
+  setPasswordHash(id: string, passwordHash: string, at: Date, expected?: string): Promise<boolean>;
   setName(id: string, name: string): Promise<void>;
   /** removes personal data; the e-mail becomes free for a new sign-up */
   anonymize(id: string, at: Date): Promise<void>;
@@ -110,8 +111,10 @@ export async function createUserRepository(connection: Connection): Promise<User
       );
       await users.updateOne({ _id: id }, { $set: { [field]: providerId } });
     },
-    async setPasswordHash(id, passwordHash, at) {
-      await users.updateOne({ _id: id }, { $set: { passwordHash, passwordChangedAt: at } });
+    async setPasswordHash(id, passwordHash, at, expected) {
+      const filter = expected === undefined ? { _id: id } : { _id: id, passwordHash: expected };
+      const result = await users.updateOne(filter, { $set: { passwordHash, passwordChangedAt: at } });
+      return result.matchedCount === 1;
     },
     async setName(id, name) {
       await users.updateOne({ _id: id }, { $set: { name } });
