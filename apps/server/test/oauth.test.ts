@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support/fake-oauth";
@@ -264,98 +264,85 @@ describe("OAuth without client ids", () => {
   });
 });
 
-describe("OAuth against a provider whose token endpoint stalls", () => {
-  let fake: FakeOAuthServer;
-  let stalling: Server;
-  let server: TestServer;
-  beforeAll(async () => {
-    fake = await startFakeOAuth();
-    // Google's token endpoint never answers; GitHub's sends its status line, then a space a second, never ending
-    stalling = createServer((req, res) => {
-      if (req.url?.startsWith("/github")) {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.write("{");
-        const drip = setInterval(() => res.write(" "), 1_000);
-        res.on("close", () => clearInterval(drip));
-      }
-    });
-    await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
-    const base = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
-    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fake.env, GOOGLE_TOKEN_URL: `${base}/google/token`, GITHUB_TOKEN_URL: `${base}/github/token` } });
-  });
-  afterAll(async () => {
-    await server.close();
-    stalling.closeAllConnections();
-    await new Promise<void>((resolve) => stalling.close(() => resolve()));
-    await fake.close();
-  });
+/** An answer that sends its status line and "{", then a space a second, never ending. */
+function drip(res: ServerResponse): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.write("{");
+  const timer = setInterval(() => res.write(" "), 1_000);
+  res.on("close", () => clearInterval(timer));
+}
 
-  it("gives up on the code exchange after 10 s: 302 /login?error=oauth_failed, no session", async () => {
-    const answers = await Promise.all((["google", "github"] as const).map(async (provider) => {
-      const begun = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
-      const stateCookie = cookieFrom(begun.headers, "gw_oauth") ?? "";
-      const state = new URL(begun.headers.get("location") ?? "").searchParams.get("state") ?? "";
-      const started = Date.now();
-      const res = await fetch(`${server.url}/api/auth/callback?code=abc&state=${state}`, {
-        redirect: "manual", headers: { cookie: stateCookie }, signal: AbortSignal.timeout(20_000),
-      });
-      return { provider, res, elapsed: Date.now() - started };
-    }));
-    for (const { provider, res, elapsed } of answers) {
-      expect(res.status, provider).toBe(302);
-      expect(res.headers.get("location"), provider).toBe("/login?error=oauth_failed");
-      expect(sessionCookie(res.headers), provider).toBeUndefined();
-      expect(elapsed, provider).toBeLessThan(15_000);
-    }
-  }, 30_000);
-});
-
-describe("OAuth against a provider whose profile answers are broken", () => {
+/**
+ * The fake provider, with some of its endpoints served instead by `answer` (`endpoints` names them, given the base
+ * URL of that server), and a gateway using both. `stand.server` is set before the tests run.
+ */
+function brokenProviderStand(answer: (req: IncomingMessage, res: ServerResponse) => void, endpoints: (base: string) => Record<string, string>): { server: TestServer } {
+  const stand = {} as { server: TestServer };
   let fake: FakeOAuthServer;
   let broken: Server;
-  let server: TestServer;
   beforeAll(async () => {
     fake = await startFakeOAuth();
-    // Google's userinfo sends its status line, then a space a second, never ending; GitHub's /user is not JSON
-    broken = createServer((req, res) => {
-      if (req.url?.startsWith("/google")) {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.write("{");
-        const drip = setInterval(() => res.write(" "), 1_000);
-        res.on("close", () => clearInterval(drip));
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/html" });
-      res.end("<html>Service Unavailable</html>");
-    });
+    broken = createServer(answer);
     await new Promise<void>((resolve) => broken.listen(0, "127.0.0.1", resolve));
-    const base = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
-    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fake.env, GOOGLE_USERINFO_URL: `${base}/google/userinfo`, GITHUB_API_URL: `${base}/github/api` } });
+    stand.server = await startTestServer({ env: { ...RELAXED_LIMITS, ...fake.env, ...endpoints(`http://127.0.0.1:${(broken.address() as AddressInfo).port}`) } });
   });
   afterAll(async () => {
-    await server.close();
+    await stand.server.close();
     broken.closeAllConnections();
     await new Promise<void>((resolve) => broken.close(() => resolve()));
     await fake.close();
   });
+  return stand;
+}
+
+/** Google and GitHub sign-ins, each reaching the callback as `toCallback` says, all ending in oauth_failed within 15 s. */
+async function expectBothFail(server: TestServer, toCallback: (begun: Response) => Promise<string>): Promise<void> {
+  const answers = await Promise.all((["google", "github"] as const).map(async (provider) => {
+    const begun = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
+    const stateCookie = cookieFrom(begun.headers, "gw_oauth") ?? "";
+    const url = await toCallback(begun);
+    const started = Date.now();
+    const res = await fetch(url, { redirect: "manual", headers: { cookie: stateCookie }, signal: AbortSignal.timeout(20_000) });
+    return { provider, res, elapsed: Date.now() - started };
+  }));
+  for (const { provider, res, elapsed } of answers) {
+    expect(res.status, provider).toBe(302);
+    expect(res.headers.get("location"), provider).toBe("/login?error=oauth_failed");
+    expect(sessionCookie(res.headers), provider).toBeUndefined();
+    expect(elapsed, provider).toBeLessThan(15_000);
+  }
+}
+
+describe("OAuth against a provider whose token endpoint stalls", () => {
+  // Google's token endpoint never answers; GitHub's drips
+  const stand = brokenProviderStand((req, res) => {
+    if (req.url?.startsWith("/github")) drip(res);
+  }, (base) => ({ GOOGLE_TOKEN_URL: `${base}/google/token`, GITHUB_TOKEN_URL: `${base}/github/token` }));
+
+  it("gives up on the code exchange after 10 s: 302 /login?error=oauth_failed, no session", async () => {
+    await expectBothFail(stand.server, async (begun) => {
+      const state = new URL(begun.headers.get("location") ?? "").searchParams.get("state") ?? "";
+      return `${stand.server.url}/api/auth/callback?code=abc&state=${state}`;
+    });
+  }, 30_000);
+});
+
+describe("OAuth against a provider whose profile answers are broken", () => {
+  // Google's userinfo drips; GitHub's /user is not JSON
+  const stand = brokenProviderStand((req, res) => {
+    if (req.url?.startsWith("/google")) {
+      drip(res);
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end("<html>Service Unavailable</html>");
+  }, (base) => ({ GOOGLE_USERINFO_URL: `${base}/google/userinfo`, GITHUB_API_URL: `${base}/github/api` }));
 
   it("ends a stalled or unreadable profile answer with /login?error=oauth_failed", async () => {
-    const answers = await Promise.all((["google", "github"] as const).map(async (provider) => {
-      const begun = await fetch(`${server.url}/api/auth/oauth/${provider}`, { redirect: "manual" });
-      const stateCookie = cookieFrom(begun.headers, "gw_oauth") ?? "";
+    await expectBothFail(stand.server, async (begun) => {
       const consent = await fetch(begun.headers.get("location") ?? "", { redirect: "manual" });
       const back = new URL(consent.headers.get("location") ?? "");
-      const started = Date.now();
-      const res = await fetch(`${server.url}${back.pathname}${back.search}`, {
-        redirect: "manual", headers: { cookie: stateCookie }, signal: AbortSignal.timeout(20_000),
-      });
-      return { provider, res, elapsed: Date.now() - started };
-    }));
-    for (const { provider, res, elapsed } of answers) {
-      expect(res.status, provider).toBe(302);
-      expect(res.headers.get("location"), provider).toBe("/login?error=oauth_failed");
-      expect(sessionCookie(res.headers), provider).toBeUndefined();
-      expect(elapsed, provider).toBeLessThan(15_000);
-    }
+      return `${stand.server.url}${back.pathname}${back.search}`;
+    });
   }, 30_000);
 });
