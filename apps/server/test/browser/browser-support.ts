@@ -3,7 +3,7 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { RELAXED_LIMITS } from "../auth-helpers";
 import { startTestServer, type TestServer } from "../harness";
@@ -77,4 +77,10 @@ export async function startDashboardServer(env: Record<string, string> = {}): Pr
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** The end of one test of a suite with a browser context per test: a screenshot when it failed, then the context closed. */
+export async function endBrowserTest(test: { task: { name: string; result?: { state?: string } } }, page: Page | undefined, context: BrowserContext | undefined): Promise<void> {
+  if (test.task.result?.state === "fail" && page) await screenshot(page, `failed-${test.task.name.replace(/\W+/g, "-")}`);
+  await context?.close();
 }

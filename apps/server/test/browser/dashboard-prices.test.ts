@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_MODELS } from "@gw/config";
 import { verifiedUser } from "../auth-helpers";
 import { credit } from "../support/gateway-fixtures";
-import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
+import { endBrowserTest, launchBrowser, startDashboardServer, type DashboardServer } from "./browser-support";
 
 // Prices of 1.2 micro-dollars a token or character: the gateway rounds each charge up to a whole micro-dollar, so the
 // listed prices times the usage are not what was charged. The playground shows what was charged.
@@ -27,8 +27,7 @@ describe("dashboard playground with prices that are fractions of a micro-dollar 
   }, 120_000);
 
   afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail" && page) await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`);
-    await context?.close();
+    await endBrowserTest(ctx, page, context);
     context = undefined;
     page = undefined;
   });

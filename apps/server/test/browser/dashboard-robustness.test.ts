@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifiedUser } from "../auth-helpers";
 import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
-import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
+import { endBrowserTest, launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
 // What a careless or unusual user does: double clicks, long names, a phone, a screen reader. Each test has its own account.
 describe("dashboard robustness in a real browser", () => {
@@ -17,8 +17,7 @@ describe("dashboard robustness in a real browser", () => {
   }, 120_000);
 
   afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail" && page) await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`);
-    await context?.close();
+    await endBrowserTest(ctx, page, context);
     context = undefined;
     page = undefined;
   });
