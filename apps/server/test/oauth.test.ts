@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support/fake-oauth";
 import { startTestServer, type TestServer } from "./harness";
 import { call, cookieFrom, login, RELAXED_LIMITS, sessionCookie, signup, uniqueEmail, verifiedUser } from "./auth-helpers";
@@ -223,6 +223,17 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     server.clock.advance(11 * 60 * 1000);
     const res = await callback(url, stateCookie);
     expect(res.headers.get("location")).toBe("/login?error=invalid_state");
+  });
+
+  it("forgets used states once their cookies have expired (a replay is refused by the cookie's expiry by then)", async () => {
+    fake.google.profile = { sub: "g-prune", email: uniqueEmail("prune"), email_verified: true, name: "Prune" };
+    const uses = server.db.connection.collection("oauth_state_uses");
+    await roundTrip("google");
+    expect(await uses.countDocuments()).toBeGreaterThan(0);
+    server.clock.advance(11 * 60 * 1000);
+    const { res } = await roundTrip("google");
+    expect(res.headers.get("location")).toBe("/dashboard");
+    await vi.waitFor(async () => expect(await uses.countDocuments()).toBe(1));
   });
 
   it("reports a refused code exchange as /login?error=oauth_failed", async () => {

@@ -55,9 +55,22 @@ export async function createOAuthFlow(deps: OAuthFlowDeps): Promise<OAuthFlow> {
 
   const fail = (code: string): OAuthRedirect => ({ location: loginWithError(code), setCookies: [clearStateCookieHeader(config.cookieSecure)] });
 
+  // A used state need only be remembered while its sealed cookie could still be accepted (its `exp`): older uses are
+  // pruned, at most once a state lifetime, in the background (FerretDB has no TTL indexes).
+  let prunedAt = clock.now();
+  function pruneStateUses(): void {
+    const now = clock.now();
+    if (now - prunedAt < OAUTH_STATE_TTL_MS) return;
+    prunedAt = now;
+    // the driver's own collection: mongoose's sanitizeFilter would refuse the operator
+    stateUses.collection.deleteMany({ usedAt: { $lt: new Date(now - OAUTH_STATE_TTL_MS) } })
+      .catch((err: unknown) => logger.warn({ err }, "pruning used oauth states failed"));
+  }
+
   async function consumeState(state: string): Promise<boolean> {
     try {
       await stateUses.create({ _id: hashToken(state), usedAt: new Date(clock.now()) });
+      pruneStateUses();
       return true;
     } catch (err) {
       if (isDuplicateKeyError(err)) return false;
