@@ -225,6 +225,18 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     expect(res.headers.get("location")).toBe("/login?error=invalid_state");
   });
 
+  it("a HEAD of the callback neither uses up the state nor signs in: 404, then the GET completes", async () => {
+    fake.google.profile = { sub: "g-head", email: uniqueEmail("head"), email_verified: true, name: "Head" };
+    const { location, stateCookie } = await begin("google");
+    const url = await consent(location);
+    const head = await fetch(url, { method: "HEAD", redirect: "manual", headers: { cookie: stateCookie } });
+    expect(head.status).toBe(404);
+    expect(sessionCookie(head.headers)).toBeUndefined();
+    const res = await callback(url, stateCookie);
+    expect(res.headers.get("location")).toBe("/dashboard");
+    expect(sessionCookie(res.headers)).toBeDefined();
+  });
+
   it("forgets used states once their cookies have expired (a replay is refused by the cookie's expiry by then)", async () => {
     fake.google.profile = { sub: "g-prune", email: uniqueEmail("prune"), email_verified: true, name: "Prune" };
     const uses = server.db.connection.collection("oauth_state_uses");

@@ -21,6 +21,8 @@ export function oauthRoutes(ctx: AppContext): Router {
       next(err);
     }
   });
+  // HEAD is safe (RFC 9110): it must not use up the state and sign in, as the GET it would otherwise run does
+  router.head("/api/auth/callback", notFound);
   router.get("/api/auth/callback", async (req, res, next) => {
     try {
       const query = { code: queryString(req.query.code), state: queryString(req.query.state), error: queryString(req.query.error) };
