@@ -1,3 +1,4 @@
+import { Agent, fetch } from "undici";
 import type { Logger } from "pino";
 import type { ModerationVerdict } from "./policy";
 import type { ModerationCategory } from "./terms";
@@ -20,24 +21,12 @@ interface ModerationAnswer {
   results?: Array<{ flagged?: boolean; categories?: Record<string, boolean> }>;
 }
 
-/** A moderation answer is a few hundred bytes per input: anything far larger is not one, and is not kept in memory. */
+/**
+ * A moderation answer is a few hundred bytes per input: undici stops reading one far larger (it is not a moderation
+ * answer, and is not kept in memory), which fails open like any other bad answer.
+ */
 const MAX_ANSWER_BYTES = 256 * 1024;
-
-/** The body as text, or an error once it passes `maxBytes` (read no further: the connection is cancelled). */
-async function readCapped(res: Response, maxBytes: number): Promise<string> {
-  if (Number(res.headers.get("content-length") ?? 0) > maxBytes) {
-    await res.body?.cancel();
-    throw new Error("moderation answer too large");
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body ?? []) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new Error("moderation answer too large");
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
+const moderationAgent = new Agent({ maxResponseSize: MAX_ANSWER_BYTES });
 
 /**
  * Optional second opinion from an OpenAI-compatible `POST {url}/v1/moderations`. Off unless
@@ -51,9 +40,10 @@ export async function checkUpstreamModeration(cfg: UpstreamModerationConfig, inp
       headers: { "content-type": "application/json", ...(cfg.apiKey ? { authorization: `Bearer ${cfg.apiKey}` } : {}) },
       body: JSON.stringify({ input }),
       signal: AbortSignal.timeout(cfg.timeoutMs),
+      dispatcher: moderationAgent,
     });
     if (!res.ok) throw new Error(`moderation answered ${res.status}`);
-    const answer = JSON.parse(await readCapped(res, MAX_ANSWER_BYTES)) as ModerationAnswer;
+    const answer = (await res.json()) as ModerationAnswer;
     const result = answer.results?.[0];
     if (!result?.flagged) return { flagged: false };
     const hit = Object.entries(result.categories ?? {}).find(([name, on]) => on && mapCategory(name));
