@@ -135,6 +135,20 @@ describe("image and speech upstreams as documented by their providers", () => {
       expect(eleven.requests).toHaveLength(0);
       expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
     });
+
+    it("the one file under another field name is 400 naming that field and where the file goes (it said 'only one file')", async () => {
+      const user = await fundedUser(server, 1);
+      const form = new FormData();
+      form.append("model", "speechvendor-stt");
+      form.append("file", new Blob([cbrMp3(1)], { type: "audio/mpeg" }), "one.mp3");
+      const res = await fetch(`${server.url}/api/v1/task`, { method: "POST", headers: { authorization: `Bearer ${user.key}` }, body: form });
+      expect(res.status).toBe(400);
+      expect(await readJson(res)).toEqual({
+        error: { message: "Invalid parameter 'file': files are not accepted here; send the audio file in the field 'audio'.", type: "invalid_request_error", code: "invalid_parameter" },
+      });
+      expect(eleven.requests).toHaveLength(0);
+      expect(await balanceMicros(server, user.userId)).toBe(1_000_000);
+    });
   });
 
   describe("audio whose header cannot be read", () => {

@@ -81,7 +81,8 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
     }
     // a second file, under any field name: the parameter concerned is the one file the form may carry
     if (err.code === "LIMIT_FILE_COUNT") return new AppError("invalid_parameter", "Invalid parameter 'audio': only one file is accepted.");
-    if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': only one 'audio' file is accepted.`);
+    // a file under another field name: the audio file goes in the field 'audio'
+    if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': files are not accepted here; send the audio file in the field 'audio'.`);
     return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "body"}': ${err.message.toLowerCase()}.`);
   }
   return new AppError("invalid_parameter", "Invalid parameter 'body': malformed multipart/form-data.");
