@@ -4,6 +4,7 @@ import { AppError } from "@gw/shared";
 import type { UpstreamClient } from "./http/upstream-client";
 import type { ProviderGateway } from "./types";
 import { ANTHROPIC_VERSION } from "./anthropic/transform";
+import { wrongShape } from "./upstream-errors";
 import { accountOf, baseUrlOf, type Endpoint, type EndpointResolver } from "./endpoint";
 
 export type HealthStatus = "healthy" | "degraded" | "unhealthy" | "unknown";
@@ -17,14 +18,20 @@ export interface HealthReport {
 interface Probe {
   path: string;
   headers: (apiKey: string) => Record<string, string>;
+  /** the list the answer must carry: a 200 of another shape is not the provider (a wrong base URL, a proxy's page) */
+  listField: "data" | "voices";
 }
 
 const PROBES: Partial<Record<ProviderName, Probe>> = {
-  textA: { path: "/v1/models", headers: (key) => ({ authorization: `Bearer ${key}` }) },
-  textB: { path: "/v1/models", headers: (key) => ({ "x-api-key": key, "anthropic-version": ANTHROPIC_VERSION }) },
-  textC: { path: "/v1/models", headers: (key) => ({ authorization: `Bearer ${key}` }) },
-  speech: { path: "/v1/voices", headers: (key) => ({ "xi-api-key": key }) },
+  textA: { path: "/v1/models", headers: (key) => ({ authorization: `Bearer ${key}` }), listField: "data" },
+  textB: { path: "/v1/models", headers: (key) => ({ "x-api-key": key, "anthropic-version": ANTHROPIC_VERSION }), listField: "data" },
+  textC: { path: "/v1/models", headers: (key) => ({ authorization: `Bearer ${key}` }), listField: "data" },
+  speech: { path: "/v1/voices", headers: (key) => ({ "xi-api-key": key }), listField: "voices" },
 };
+
+/** OpenAI's and Anthropic's model list is `{data: [...]}`, ElevenLabs' voices `{voices: [...]}`. */
+const isListAnswer = (json: unknown, field: Probe["listField"]): boolean =>
+  typeof json === "object" && json !== null && Array.isArray((json as Record<string, unknown>)[field]);
 
 /** Every configured upstream of the kind is probed (in parallel); the text check covers textA, textB and textC. */
 const CANDIDATES: Record<"text" | "speech", ProviderName[]> = { text: ["textA", "textB", "textC"], speech: ["speech"] };
@@ -35,7 +42,7 @@ async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: End
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    await client.json({
+    const answer = await client.json({
       url: `${endpoint.baseUrl}${probe.path}`,
       method: "GET",
       headers: { accept: "application/json", ...probe.headers(endpoint.apiKey) },
@@ -44,6 +51,7 @@ async function probeProvider(client: UpstreamClient, probe: Probe, endpoint: End
       timeoutMs,
       retry: false,
     });
+    if (!isListAnswer(answer, probe.listField)) throw wrongShape(probe.path.slice("/v1/".length));
   } catch (err) {
     const issue = err instanceof AppError && err.code === "upstream_timeout" ? "timed out" : err instanceof AppError ? err.message : "unreachable";
     return { status: "unhealthy", responseTimeMs: elapsed(), issue };
