@@ -179,28 +179,30 @@ describe("status with one text provider answering and another hanging", () => {
   });
 });
 
-describe("status with upstreams answering 200 in a shape that is not their API's", () => {
+describe("status with upstreams and the payment processor answering 200 in a shape that is not their API's", () => {
   let server: TestServer;
   let upstream: httpServer.Server;
   beforeAll(async () => {
     // valid JSON, but no model list or voice list: a wrong base URL or a proxy's page, not the provider
-    upstream = httpServer.createServer((_req, res) => {
+    upstream = httpServer.createServer((req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end("[1,2]");
+      // Stripe's GET /v1/balance answered with a page that is not JSON at all
+      res.end(req.url?.startsWith("/v1/balance") ? "<html>maintenance</html>" : "[1,2]");
     });
     await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    server = await startTestServer({ env: { TEXTA_BASE_URL: url, TEXTA_API_KEY: "sk-a", SPEECH_BASE_URL: url, SPEECH_API_KEY: "xi-a" } });
+    server = await startTestServer({ env: { TEXTA_BASE_URL: url, TEXTA_API_KEY: "sk-a", SPEECH_BASE_URL: url, SPEECH_API_KEY: "xi-a", STRIPE_API_BASE: url } });
   });
   afterAll(async () => {
     await server.close();
     upstream.close();
   });
 
-  it("text_provider and speech_provider are unhealthy, not healthy", async () => {
+  it("text_provider, speech_provider and payment_provider are unhealthy, not healthy (nor the processor unreachable)", async () => {
     const body = await (await http(`${server.url}/api/status/external`)).json();
     expect(body.services.text_provider).toMatchObject({ status: "unhealthy", issue: "The upstream provider sent an unexpected models answer." });
     expect(body.services.speech_provider).toMatchObject({ status: "unhealthy", issue: "The upstream provider sent an unexpected voices answer." });
+    expect(body.services.payment_provider).toMatchObject({ status: "unhealthy", issue: "payment processor sent an invalid answer" });
     expect(body.overall_status).toBe("degraded");
   });
 });

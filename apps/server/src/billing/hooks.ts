@@ -10,6 +10,8 @@ function paymentIssue(err: unknown): string {
   const statusCode = (err as { statusCode?: unknown } | undefined)?.statusCode;
   if (statusCode === 401 || statusCode === 403) return `payment processor refused the API key (HTTP ${statusCode})`;
   if (typeof statusCode === "number") return `payment processor failed (HTTP ${statusCode})`;
+  // the SDK's error for an answer it could not read (not JSON); a connection that failed is a StripeConnectionError
+  if ((err as { type?: unknown } | undefined)?.type === "StripeAPIError") return "payment processor sent an invalid answer";
   return "payment processor unreachable";
 }
 
