@@ -132,7 +132,7 @@ describe("CORS on the API-key routes (API_CORS_ORIGINS default *)", () => {
     expect(usage.status).toBe(401);
     expect(usage.headers.get("cache-control")).toBe("no-store");
     expect(corsHeadersOf(usage)).toEqual({});
-    expect((await readJson(usage)).error.code).toBe("invalid_api_key");
+    expect((await readJson(usage)).error.code).toBe("unauthorized");
     const keyed = await fetch(`${server.url}/api/usage`, { method: "OPTIONS", headers: authHeaders(user.key, false) });
     expect(keyed.status).toBe(404);
     expect((await readJson(keyed)).error.code).toBe("not_found");

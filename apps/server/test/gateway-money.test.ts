@@ -741,6 +741,15 @@ describe("limits, idempotency and the usage API", () => {
     const anonymous = await fetch(`${server.url}/api/usage`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("cache-control")).toBe("no-store");
+    // a session-or-key route of /api, like /api/billing/*: no credentials (or a cookie that is no session) is
+    // `unauthorized`, not a missing API key; a key that is sent and refused stays `invalid_api_key`
+    expect((await readJson(anonymous)).error).toEqual({ message: expect.any(String), type: "authentication_error", code: "unauthorized" });
+    const noSession = await fetch(`${server.url}/api/usage`, { headers: { cookie: "gw_session=not-a-session" } });
+    expect(noSession.status).toBe(401);
+    expect((await readJson(noSession)).error.code).toBe("unauthorized");
+    const badKey = await fetch(`${server.url}/api/usage`, { headers: { authorization: "Bearer ak-live-unknown" } });
+    expect(badKey.status).toBe(401);
+    expect((await readJson(badKey)).error.code).toBe("invalid_api_key");
   });
 
   it("GET /api/usage: later pages asked with the first page's range list exactly the rest while new requests arrive", async () => {

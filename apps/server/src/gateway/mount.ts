@@ -81,7 +81,7 @@ export async function mountGateway(
     await idempotencyStore.forgetUser(userId);
   });
 
-  const auth = authenticate(ctx);
+  const usageAuth = authenticate(ctx, { sessionOrKey: true });
   // CONTRACT 7: X-RateLimit-* on every answer of the task endpoints, a refused key's included
   const newAccountPlan = freePlan(ctx.config);
   const unidentified = (res: Response) => res.set(limits.unidentifiedHeaders(newAccountPlan));
@@ -109,7 +109,7 @@ export async function mountGateway(
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
     // its own `usage` limit, not the plan's, counts it
-    ["GET", "/api/usage", [auth, usageRoute(ctx, usageRepo)]],
+    ["GET", "/api/usage", [usageAuth, usageRoute(ctx, usageRepo)]],
   ];
   // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD, and
   // CORS preflights: OPTIONS never takes a direct route).
@@ -131,7 +131,7 @@ export async function mountGateway(
   // carries the caller's X-RateLimit-* headers once the key is known.
   // Express would answer an OPTIONS of the usage API itself (200 text/plain "GET, HEAD"): it has no CORS, so it is
   // answered as any other request there (401 without a key, else 404)
-  router.options("/api/usage", noStore, auth, notFound);
+  router.options("/api/usage", noStore, usageAuth, notFound);
   router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 

@@ -3,6 +3,9 @@ import { AppError, bearerToken, isAppError } from "@gw/shared";
 import type { AppContext, Principal } from "../../context";
 
 const invalidKey = (message: string) => new AppError("invalid_api_key", message);
+const missingKey = () => invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+/** The refusal of the `/api` routes that take a session or a key (as `/api/billing/*`): neither was sent. */
+const noCredentials = () => new AppError("unauthorized", "Authentication required: log in or send an API key.");
 
 export function principalOf(res: Response): Principal {
   const principal = (res.locals as { principal?: Principal }).principal;
@@ -15,7 +18,7 @@ export function principalOf(res: Response): Principal {
  * Only "no valid session" reads as a missing key: its other refusals (session_expired, csrf_rejected) and failures
  * (the database unreachable: 503) reach the client as they are.
  */
-async function fromSession(ctx: AppContext, req: Request): Promise<Principal> {
+async function fromSession(ctx: AppContext, req: Request, missing: () => AppError): Promise<Principal> {
   let principal: Principal | null;
   try {
     principal = await ctx.sessions.fromRequest(req);
@@ -23,18 +26,20 @@ async function fromSession(ctx: AppContext, req: Request): Promise<Principal> {
     if (!isAppError(err) || err.code !== "unauthorized") throw err;
     principal = null;
   }
-  if (!principal) throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+  if (!principal) throw missing();
   return principal;
 }
 
 /**
  * `Authorization: Bearer <key>` through the cached key verifier; without that header, the dashboard's session
- * cookie (the playground calls the gateway with it).
+ * cookie (the playground calls the gateway with it). `sessionOrKey`: a route of the `/api` REST conventions (GET
+ * /api/usage), where neither credential is 401 `unauthorized` as on the other session-or-key routes, not a missing key.
  */
-export function authenticate(ctx: AppContext, opts: { onRefused?: (res: Response) => void } = {}): RequestHandler {
+export function authenticate(ctx: AppContext, opts: { onRefused?: (res: Response) => void; sessionOrKey?: boolean } = {}): RequestHandler {
+  const missing = opts.sessionOrKey ? noCredentials : missingKey;
   return async (req, res, next) => {
     try {
-      res.locals.principal = await principalFrom(ctx, req);
+      res.locals.principal = await principalFrom(ctx, req, missing);
     } catch (err) {
       opts.onRefused?.(res);
       throw err;
@@ -43,11 +48,11 @@ export function authenticate(ctx: AppContext, opts: { onRefused?: (res: Response
   };
 }
 
-async function principalFrom(ctx: AppContext, req: Request): Promise<Principal> {
+async function principalFrom(ctx: AppContext, req: Request, missing: () => AppError): Promise<Principal> {
   const header = req.get("authorization");
   if (header === undefined) {
-    if (req.headers.cookie) return fromSession(ctx, req);
-    throw invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
+    if (req.headers.cookie) return fromSession(ctx, req, missing);
+    throw missing();
   }
   const raw = bearerToken(header);
   if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
