@@ -112,6 +112,18 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     await book.flush(force);
   }
 
+  /**
+   * The same check before credits are reserved: a top-up written under an identity already swept would never be
+   * swept again (the sweep of an identity runs once), and the beat that then finds it declared dead drops it, so
+   * those credits would stay held for good. One beat at a time; one that fails leaves the hold to try as before.
+   */
+  let beating: Promise<void> | undefined;
+  async function beatAfterSilence(): Promise<void> {
+    if (!alive || clock.now() - lastBeatAt < deadAfterMs / 2) return;
+    beating ??= beat().catch(() => undefined).finally(() => { beating = undefined; });
+    await beating;
+  }
+
   async function sweepDeadInstances(): Promise<number> {
     let released = 0;
     for (const deadId of await repo.deadInstances(new Date(clock.now() - deadAfterMs))) {
@@ -162,8 +174,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   }
 
   /** Best effort: a top-up that fails leaves the hold as it was (the settle then records what it could not charge). */
-  const coverShortfall = (userId: string, holdId: string, cost: number): Promise<void> =>
-    book.cover(userId, holdId, cost).catch(() => undefined);
+  const coverShortfall = async (userId: string, holdId: string, cost: number): Promise<void> => {
+    await beatAfterSilence();
+    await book.cover(userId, holdId, cost).catch(() => undefined);
+  };
 
   /** Takes `amount` back as far as the balance goes, unused credits reserved here given back first (`Ledger.debit`). */
   async function takeBack(userId: string, amount: number, opts: DebitOptions): Promise<DebitResult> {
@@ -245,6 +259,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       assertAmount(amount, "hold amount");
       if (amount < 0) throw new RangeError("ledger: hold amount must be >= 0");
       if (!registered) await register();
+      await beatAfterSilence();
       let held = await book.hold(userId, opts.holdId, amount);
       // Credits another instance holds for this user are not lost to this request: a user with less than a
       // reservation chunk whose requests alternate between instances would otherwise be refused every other time.
