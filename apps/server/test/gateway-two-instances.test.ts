@@ -99,6 +99,22 @@ describe("two gateway instances sharing one database and one Redis", () => {
     expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
   });
 
+  it("a credit reaching an instance declared dead while it was silent does not give its swept reservation back again", async () => {
+    const user = await fundedUser(a, 10);
+    const credits = async (server: TestServer) => (await readJson(await fetch(`${server.url}/api/billing/credits`, { headers: { authorization: `Bearer ${user.key}` } }))).balance;
+    expect((await postJson(a, "/api/v1/imageA/generate", user.key, { prompt: "a kite" })).status).toBe(200);
+    await a.app.context.ledger.flushCharges(user.userId);
+    b.clock.advance(125_000);
+    expect(await b.app.context.ledger.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
+    expect(await credits(b)).toBe(9.9);
+    // `a` runs again and, before any flush or beat, a payment (a webhook on `a`) credits the user: the credit first gives
+    // back what `a` reserved, which the sweep already gave back.
+    a.clock.advance(121_000);
+    await a.app.context.ledger.credit(user.userId, 1_000_000, { kind: "adjustment", idempotencyKey: `silent-credit-${randomBase62(8)}` });
+    expect(await credits(b)).toBe(10.9);
+    expect(await credits(a)).toBe(10.9);
+  });
+
   it("an instance declared dead while it was silent never gives its swept reservation back a second time", async () => {
     const user = await fundedUser(a, 10);
     const credits = async (server: TestServer) => (await readJson(await fetch(`${server.url}/api/billing/credits`, { headers: { authorization: `Bearer ${user.key}` } }))).balance;

@@ -113,9 +113,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   }
 
   /**
-   * The same check before credits are reserved: a top-up written under an identity already swept would never be
-   * swept again (the sweep of an identity runs once), and the beat that then finds it declared dead drops it, so
-   * those credits would stay held for good. One beat at a time; one that fails leaves the hold to try as before.
+   * The same check before credits are reserved, or given back outside a flush (a credit or a debit gives back first):
+   * a top-up written under an identity already swept would never be swept again (the sweep of an identity runs once),
+   * and the beat that then finds it declared dead drops it, so those credits would stay held for good; a give-back
+   * would return what the sweep returned. One beat at a time; one that fails leaves the write to try as before.
    */
   let beating: Promise<void> | undefined;
   async function beatAfterSilence(): Promise<void> {
@@ -181,6 +182,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
   /** Takes `amount` back as far as the balance goes, unused credits reserved here given back first (`Ledger.debit`). */
   async function takeBack(userId: string, amount: number, opts: DebitOptions): Promise<DebitResult> {
+    await beatAfterSilence();
     await book.giveBack(userId);
     const outcome = await writer.append(userId, {
       kind: opts.kind, amount: -amount, idempotencyKey: opts.idempotencyKey, requireCover: false, upToBalance: true, meta: opts.meta,
@@ -230,6 +232,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       // Credits reserved here and not in use go back first, so that the entry's balanceAfter (the history's
       // `balance_after`) is the balance the user sees, and a negative adjustment can take them. A give-back that fails
       // stays queued for the next flush: the credit is written all the same.
+      if (book.unused(userId) > 0) await beatAfterSilence();
       if (book.unused(userId) > 0) await book.giveBack(userId).catch(() => undefined);
       const outcome = await writer.append(userId, {
         kind: opts.kind,
