@@ -72,17 +72,20 @@ describe("image and speech upstreams as documented by their providers", () => {
   });
 
   describe("ElevenLabs voices", () => {
-    it("a voice name is the voice listed with exactly that name, even when another one's name differs only in case", async () => {
+    it("a voice name is the voice listed with exactly that name, even when another one's name differs only in case or Unicode form", async () => {
       const user = await fundedUser(server, 1);
       // GET /v1/voices lists premade, cloned and library voices together; names are not unique, nor is their case.
       const voices = [
         ...VOICES,
         { voice_id: "pNInz6obpgDQGcFmaJgB", name: "Adam", category: "premade" },
         { voice_id: "cl0nedAdamLowerCase1", name: "adam", category: "cloned" },
+        { voice_id: "zoeClonedVoice000001", name: "Zo\u00eb", category: "cloned" },
         ...Array.from({ length: 120 }, (_, i) => ({ voice_id: `gen${String(i).padStart(17, "0")}`, name: `Generated ${i}`, category: "generated" })),
       ];
       eleven.queue("/v1/voices", json(200, { voices }));
-      const expected: Array<[string, string]> = [["Adam", "pNInz6obpgDQGcFmaJgB"], ["adam", "cl0nedAdamLowerCase1"], ["ADAM", "cl0nedAdamLowerCase1"], ["rachel", "21m00Tcm4TlvDq8ikWAM"]];
+      const expected: Array<[string, string]> = [["Adam", "pNInz6obpgDQGcFmaJgB"], ["adam", "cl0nedAdamLowerCase1"], ["ADAM", "cl0nedAdamLowerCase1"], ["rachel", "21m00Tcm4TlvDq8ikWAM"],
+        // either Unicode form of a name: "Zoë" typed decomposed (e + U+0308, as macOS input gives) is the voice listed as "Zoë"
+        ["Zoe\u0308", "zoeClonedVoice000001"], ["zoe\u0308", "zoeClonedVoice000001"], ["Zo\u00eb", "zoeClonedVoice000001"]];
       for (const [voice, id] of expected) {
         const res = await postJson(server, "/api/v1/task", user.key, { model: "speechvendor-tts", text: "hello", voice });
         expect(res.status).toBe(200);

@@ -31,7 +31,10 @@ export function buildVoicesRequest(endpoint: Endpoint): { url: string; headers: 
   return { url: `${endpoint.baseUrl}/v1/voices`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" } };
 }
 
-/** Voice name → voice id, as listed and lower-cased; ids also map to themselves so a caller may pass an id. */
+/**
+ * Voice name → voice id, as listed and lower-cased; ids also map to themselves so a caller may pass an id. Names are
+ * compared in Unicode NFC, so a name typed in decomposed form ("Zoe" + U+0308, as macOS input gives) is "Zoë".
+ */
 export interface VoiceIndex {
   exact: Map<string, string>;
   folded: Map<string, string>;
@@ -42,8 +45,9 @@ export function parseVoicesResponse(json: unknown): VoiceIndex {
   if (!parsed.success) throw wrongShape("voices");
   const index: VoiceIndex = { exact: new Map(), folded: new Map() };
   for (const voice of parsed.data.voices) {
-    index.exact.set(voice.name.trim(), voice.voice_id);
-    index.folded.set(voice.name.trim().toLowerCase(), voice.voice_id);
+    const name = voiceKey(voice.name);
+    index.exact.set(name, voice.voice_id);
+    index.folded.set(name.toLowerCase(), voice.voice_id);
   }
   // a name wins over an id spelled the same
   for (const { voice_id: id } of parsed.data.voices) {
@@ -58,8 +62,11 @@ export function parseVoicesResponse(json: unknown): VoiceIndex {
  * so "Adam" never reaches another voice named "adam".
  */
 export function findVoice(index: VoiceIndex, name: string): string | undefined {
-  return index.exact.get(name.trim()) ?? index.folded.get(name.trim().toLowerCase());
+  const key = voiceKey(name);
+  return index.exact.get(key) ?? index.folded.get(key.toLowerCase());
 }
+
+const voiceKey = (name: string): string => name.trim().normalize("NFC");
 
 export function buildTextToSpeechRequest(endpoint: Endpoint, upstreamModel: string, voiceId: string, req: SpeechRequest): BuiltSpeechRequest {
   const body: Record<string, unknown> = { text: req.text, model_id: upstreamModel };
