@@ -101,6 +101,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     await register();
   }
 
+  /** long enough without a beat that another instance may have declared this one dead */
+  const silent = (): boolean => alive && clock.now() - lastBeatAt >= deadAfterMs / 2;
+
   /**
    * After a silence long enough that another instance may have swept this one's reservations (a stall, or the
    * database out of reach while requests were served from memory), a release would give the same credits back a
@@ -108,7 +111,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
    * reservations instead; one that fails leaves everything queued for the next round.
    */
   async function flushBook(force: boolean): Promise<void> {
-    if (alive && clock.now() - lastBeatAt >= deadAfterMs / 2) await beat();
+    if (silent()) await beat();
     await book.flush(force);
   }
 
@@ -117,12 +120,12 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
    * a top-up written under an identity already swept would never be swept again (the sweep of an identity runs once),
    * and the beat that then finds it declared dead drops it, so those credits would stay held for good; a give-back
    * would return what the sweep returned. One beat at a time; one that fails leaves the write to try as before.
+   * Callers check `silent()` first, so that a hold (on every request) awaits nothing while the beats are recent.
    */
   let beating: Promise<void> | undefined;
-  async function beatAfterSilence(): Promise<void> {
-    if (!alive || clock.now() - lastBeatAt < deadAfterMs / 2) return;
+  function beatAfterSilence(): Promise<void> {
     beating ??= beat().catch(() => undefined).finally(() => { beating = undefined; });
-    await beating;
+    return beating;
   }
 
   async function sweepDeadInstances(): Promise<number> {
@@ -176,13 +179,13 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
   /** Best effort: a top-up that fails leaves the hold as it was (the settle then records what it could not charge). */
   const coverShortfall = async (userId: string, holdId: string, cost: number): Promise<void> => {
-    await beatAfterSilence();
+    if (silent()) await beatAfterSilence();
     await book.cover(userId, holdId, cost).catch(() => undefined);
   };
 
   /** Takes `amount` back as far as the balance goes, unused credits reserved here given back first (`Ledger.debit`). */
   async function takeBack(userId: string, amount: number, opts: DebitOptions): Promise<DebitResult> {
-    await beatAfterSilence();
+    if (silent()) await beatAfterSilence();
     await book.giveBack(userId);
     const outcome = await writer.append(userId, {
       kind: opts.kind, amount: -amount, idempotencyKey: opts.idempotencyKey, requireCover: false, upToBalance: true, meta: opts.meta,
@@ -232,7 +235,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       // Credits reserved here and not in use go back first, so that the entry's balanceAfter (the history's
       // `balance_after`) is the balance the user sees, and a negative adjustment can take them. A give-back that fails
       // stays queued for the next flush: the credit is written all the same.
-      if (book.unused(userId) > 0) await beatAfterSilence();
+      if (book.unused(userId) > 0 && silent()) await beatAfterSilence();
       if (book.unused(userId) > 0) await book.giveBack(userId).catch(() => undefined);
       const outcome = await writer.append(userId, {
         kind: opts.kind,
@@ -262,7 +265,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       assertAmount(amount, "hold amount");
       if (amount < 0) throw new RangeError("ledger: hold amount must be >= 0");
       if (!registered) await register();
-      await beatAfterSilence();
+      if (silent()) await beatAfterSilence();
       let held = await book.hold(userId, opts.holdId, amount);
       // Credits another instance holds for this user are not lost to this request: a user with less than a
       // reservation chunk whose requests alternate between instances would otherwise be refused every other time.
