@@ -438,6 +438,14 @@ describe("task and image endpoints: every modality, exact charges", () => {
     expect(await balanceMicros(server, user.userId)).toBe(before);
   });
 
+  it("imageA: an image answered as data is a data: URL of its own type (JPEG is not labelled image/png)", async () => {
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0xff, 0xd9]).toString("base64");
+    fakes.imageA.failNext(1, { kind: "status", status: 200, body: { created: 1, data: [{ b64_json: jpeg }] } });
+    const res = await postJson(server, "/api/v1/imageA/generate", user.key, { prompt: "a lighthouse" });
+    expect(res.status).toBe(200);
+    expect((await readJson(res)).images[0].url).toBe(`data:image/jpeg;base64,${jpeg}`);
+  });
+
   it("imageA: an image whose url is not an http(s) URL is 502 and costs nothing", async () => {
     for (const url of ["javascript:alert(1)", "", "not a url", "file:///etc/passwd"]) {
       fakes.imageA.failNext(1, { kind: "status", status: 200, body: { created: 1, data: [{ url }] } });

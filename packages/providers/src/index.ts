@@ -6,3 +6,4 @@ export { COMPLETION_DEFAULT_MAX_TOKENS } from "./completion-as-chat";
 export { countMessageTokens, countTokens, countToolCallTokens } from "./tokens";
 export { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP, sizeForAspectRatio } from "./flux/size";
 export type { HealthReport, HealthStatus } from "./health";
+export { imageFormat } from "./media-check";

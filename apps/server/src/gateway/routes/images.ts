@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Request, Response } from "express";
 import { IMAGE_A_MODEL_ID, modelVersions } from "@gw/config";
-import { sizeForAspectRatio } from "@gw/providers";
+import { imageFormat, sizeForAspectRatio, type GeneratedImage } from "@gw/providers";
 import { AppError, invalidParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured } from "../deps";
@@ -11,6 +11,17 @@ import { requestMeta } from "../handlers/request-meta";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { imageABody, imageBBody } from "../schemas/images";
 import { unixSeconds } from "./shapes";
+
+/**
+ * An image's `url`: the upstream's URL, else its data as a `data:` URL typed by its magic number (an OpenAI-compatible
+ * upstream may answer JPEG or WebP data, which `image/png` would mislabel).
+ */
+function imageUrl(img: GeneratedImage): string {
+  if (img.url !== undefined) return img.url;
+  const b64 = img.b64Json ?? "";
+  const format = imageFormat(Buffer.from(b64.slice(0, 128), "base64")) ?? "png";
+  return `data:image/${format};base64,${b64}`;
+}
 
 /** POST /api/v1/imageA/generate (SPEC 4.2); `model` is the upstream version: it picks the upstream model name, and is reported back. */
 export function imageAGenerate(deps: GatewayDeps) {
@@ -32,7 +43,7 @@ export function imageAGenerate(deps: GatewayDeps) {
     setCostHeader(res, cost);
     res.json({
       status: "success",
-      images: images.map((img) => ({ url: img.url ?? `data:image/png;base64,${img.b64Json ?? ""}`, id: newId("img"), created_at: createdAt })),
+      images: images.map((img) => ({ url: imageUrl(img), id: newId("img"), created_at: createdAt })),
       prompt: body.prompt,
       model: body.model,
     });
@@ -60,7 +71,7 @@ export function imageBGenerate(deps: GatewayDeps) {
     res.json({
       id: newId("img"),
       created: unixSeconds(deps.ctx.clock.now()),
-      images: images.map((img) => ({ url: img.url ?? `data:image/png;base64,${img.b64Json ?? ""}`, width: img.width || width, height: img.height || height })),
+      images: images.map((img) => ({ url: imageUrl(img), width: img.width || width, height: img.height || height })),
       prompt: body.prompt,
       model: model.id,
       seed: images[0]?.seed ?? seed,
