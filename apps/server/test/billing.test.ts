@@ -258,6 +258,11 @@ describe("billing behaviour against a stateful fake Stripe", () => {
       const bad = await call(server, "GET", `/api/billing/history?${query}`, { cookie: u.cookie });
       expect({ query, status: bad.status, code: bad.body.error?.code }).toEqual({ query, status: 400, code: "invalid_parameter" });
     }
+    // the message names the rule broken, as /api/usage's does; "must be a number or a string" was said of a string
+    for (const [query, rule] of [["limit=abc", "'limit': must be a whole number."], ["limit=1.5", "'limit': must be a whole number."], ["before=-1", "'before': must be a whole number."], ["limit=0", "'limit': must be at least 1."]]) {
+      const bad = await call(server, "GET", `/api/billing/history?${query}`, { cookie: u.cookie });
+      expect({ query, message: bad.body.error?.message }).toEqual({ query, message: `Invalid parameter ${rule}` });
+    }
   });
 
   it("refuses a declined card with 402 invalid_payment_method and stays on the free plan", async () => {

@@ -100,6 +100,17 @@ function deeperIssueOf(issue: UnionIssue): Issue | undefined {
   return deeper.length === 1 ? deeper[0]?.[0] : undefined;
 }
 
+/**
+ * The value's type is accepted by exactly one branch, whose own format rule it broke (a query-string count such as
+ * `limit=abc` against a number or a digits-only string): that rule ("must be a whole number") is the one to name, not
+ * the list of forms, which would include the value's own type.
+ */
+function formatIssueOf(issue: UnionIssue): Issue | undefined {
+  const typed = issue.errors.filter((branch) => !branch.some((i) => i.path.length === 0 && i.code === "invalid_type"));
+  const own = typed.length === 1 ? typed[0]?.find((i) => i.path.length === 0) : undefined;
+  return own?.code === "invalid_format" ? own : undefined;
+}
+
 /** The rule an issue broke, without the parameter's name: "must be at most 2", "must be a string or an array". */
 function ruleOf(issue: Issue, input: unknown): string {
   switch (issue.code) {
@@ -151,7 +162,7 @@ const isMissing = (issue: Issue, input: unknown, prefix: readonly PropertyKey[])
 function errorOf(issue: Issue, input: unknown, prefix: readonly PropertyKey[]): AppError {
   const path = [...prefix, ...issue.path];
   if (isMissing(issue, input, prefix)) return missingParameter(paramName(path));
-  const deeper = issue.code === "invalid_union" ? deeperIssueOf(issue) : undefined;
+  const deeper = issue.code === "invalid_union" ? (deeperIssueOf(issue) ?? formatIssueOf(issue)) : undefined;
   if (deeper) return errorOf(deeper, input, path);
   // an unknown key is named itself, not the object holding it
   const named = issue.code === "unrecognized_keys" ? [...path, issue.keys[0] ?? ""] : path;
