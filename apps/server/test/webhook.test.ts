@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { billing } from "@gw/billing";
+import { ChainWriter } from "@gw/billing/ledger/chain-writer";
 import { newId } from "@gw/shared";
 import type { FakeStripe } from "@gw/test-support/fake-stripe";
 import { call, mailsTo, verifiedUser } from "./auth-helpers";
@@ -445,6 +446,33 @@ describe("POST /api/billing/webhook", () => {
       // the request ends charging 3 of the 8 it held: the other 5 were refunded and are taken, not left to spend
       await ctx().ledger.settle(userId, holdId, 3 * MICROS);
       await vi.waitFor(async () => expect(await refundEntries(userId)).toEqual([{ amount: -5 * MICROS, shortfall: 0 }, { amount: -2 * MICROS, shortfall: 8 * MICROS }]));
+      await expectBalance(userId, 0);
+      expect((await ctx().ledger.verify(userId)).ok).toBe(true);
+    });
+
+    it("a full refund leaves nothing to spend when a request reserves credits between its give-back and its entry", async () => {
+      const userId = newUser();
+      const intent = await paidAndGranted(userId, 10);
+      // The refund's entry is written only once a request that needs a top-up has come in: before the fix, that top-up
+      // reserved a chunk of the balance the give-back had just restored, the refund took only the rest, and the chunk
+      // went back to the balance once the request ended, left to spend.
+      let request: Promise<unknown> | undefined;
+      const append = ChainWriter.prototype.append;
+      const spy = vi.spyOn(ChainWriter.prototype, "append").mockImplementation(async function (this: ChainWriter, id, movement) {
+        if (movement.kind === "refund" && !request) {
+          request = ctx().ledger.hold(userId, 1 * MICROS, { holdId: `${userId}:late-request` });
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return append.call(this, id, movement);
+      });
+      try {
+        expect((await deliver(server, refundEvent(intent, 1000))).status).toBe(200);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await request).toMatchObject({ ok: false });
+      expect(await refundEntries(userId)).toEqual([{ amount: -10 * MICROS, shortfall: 0 }]);
+      await ctx().ledger.flush();
       await expectBalance(userId, 0);
       expect((await ctx().ledger.verify(userId)).ok).toBe(true);
     });

@@ -186,10 +186,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   /** Takes `amount` back as far as the balance goes, unused credits reserved here given back first (`Ledger.debit`). */
   async function takeBack(userId: string, amount: number, opts: DebitOptions): Promise<DebitResult> {
     if (silent()) await beatAfterSilence();
-    await book.giveBack(userId);
-    const outcome = await writer.append(userId, {
+    const outcome = await book.giveBackFor(userId, () => writer.append(userId, {
       kind: opts.kind, amount: -amount, idempotencyKey: opts.idempotencyKey, requireCover: false, upToBalance: true, meta: opts.meta,
-    });
+    }));
     const balance = outcome.balance + book.unused(userId);
     if (outcome.status !== "applied") return { applied: false, balance, taken: 0, shortfall: 0 };
     return { applied: true, balance, taken: -outcome.amount, shortfall: amount + outcome.amount };

@@ -21,6 +21,8 @@ interface UserReservation {
   readers: number;
   /** an exclusive balance read under way: no top-up or release starts until it is done */
   reading?: Promise<unknown>;
+  /** a debit under way (see `giveBackFor`): no top-up starts until its entry is written */
+  debiting?: Promise<unknown>;
   inFlight: Map<string, number>;
   inFlightTotal: number;
   /** settled charges not yet written */
@@ -173,8 +175,8 @@ export class ReservationBook {
         if (couldSpend !== undefined && couldSpend < amount) return { ok: false, balance: couldSpend };
         continue;
       }
-      if (r.reading) {
-        await r.reading;
+      if (r.reading || r.debiting) {
+        await (r.reading ?? r.debiting);
         continue;
       }
       r.topUp = this.reserve(userId, r, amount - available(r), true);
@@ -296,6 +298,31 @@ export class ReservationBook {
     await this.flushUser(userId, r, true);
   }
 
+  /**
+   * `giveBack`, then `write` (a debit's entry) before any top-up of this user starts: credits reserved from the stored
+   * balance between the give-back and the debit would escape it (a full refund would leave them to spend).
+   */
+  async giveBackFor<T>(userId: string, write: () => Promise<T>): Promise<T> {
+    const r = this.state(userId);
+    // counted as a reader, so that the state is not forgotten while top-ups wait on it
+    r.readers += 1;
+    let done: (() => void) | undefined;
+    try {
+      while (r.debiting) await r.debiting;
+      r.debiting = new Promise<void>((resolve) => { done = resolve; });
+      await r.topUp?.catch(() => undefined);
+      await r.flushing?.catch(() => undefined);
+      await this.flushUser(userId, r, true);
+      return await write();
+    } finally {
+      r.readers -= 1;
+      if (done) {
+        r.debiting = undefined;
+        done();
+      }
+    }
+  }
+
   /** true when nothing is reserved, in flight or waiting to be written */
   isEmpty(): boolean {
     return this.users.size === 0;
@@ -359,7 +386,7 @@ export class ReservationBook {
    * that run short take the rest themselves (`hold`), and the reservation never holds more than 1.5 chunks.
    */
   private topUpAhead(userId: string, r: UserReservation, need: number): void {
-    if (r.topUp || r.reading || r.scarce || r.aheadRefused || r.inDoubt.length > 0) return;
+    if (r.topUp || r.reading || r.debiting || r.scarce || r.aheadRefused || r.inDoubt.length > 0) return;
     const chunk = this.chunkFor(need);
     if (available(r) >= chunk / 2) return;
     const run = this.reserve(userId, r, need, false).then(
