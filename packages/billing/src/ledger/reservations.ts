@@ -310,9 +310,7 @@ export class ReservationBook {
     try {
       while (r.debiting) await r.debiting;
       r.debiting = new Promise<void>((resolve) => { done = resolve; });
-      await r.topUp?.catch(() => undefined);
-      await r.flushing?.catch(() => undefined);
-      await this.flushUser(userId, r, true);
+      await this.giveBack(userId);
       return await write();
     } finally {
       r.readers -= 1;
