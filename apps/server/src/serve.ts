@@ -51,9 +51,21 @@ function listen(server: Server, config: Config): Promise<void> {
   });
 }
 
+/** The exit code of a process that these signals end (128 + the signal's number), as Node's default handling gives. */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+
 /** Runs the gateway until SIGINT/SIGTERM/SIGHUP: embedded FerretDB when MONGODB_URI is unset, then the HTTP server. */
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
+  // A signal while the gateway starts (FerretDB starting, the database's indexes being made) exits at once, through
+  // process.exit: its 'exit' hook stops the embedded FerretDB, which Node's default handling (the process just ends)
+  // left running in its own process group. Once the server listens, `stop` drains instead.
+  let stop = (signal: StopSignal): Promise<void> => {
+    logger.info({ signal }, "stopped while starting");
+    process.exit(SIGNAL_EXIT_CODES[signal]);
+  };
+  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as StopSignal[]) process.on(signal, () => void stop(signal));
   let embedded: EmbeddedMongo | undefined;
   let uri = config.mongodbUri;
   if (!uri) {
@@ -73,7 +85,7 @@ export async function serve(config: Config): Promise<void> {
   logger.info({ url: config.publicUrl, port: config.port }, "AI gateway listening");
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  stop = async (signal) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
@@ -89,8 +101,5 @@ export async function serve(config: Config): Promise<void> {
     await embedded?.stop();
     process.exit(0);
   };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  // the terminal closed: FerretDB runs in a process group of its own, so only the gateway hears it, and stops it
-  process.on("SIGHUP", () => void stop("SIGHUP"));
+  // SIGHUP (the terminal closed): FerretDB runs in a process group of its own, so only the gateway hears it, and stops it
 }

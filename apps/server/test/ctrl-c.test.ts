@@ -1,9 +1,11 @@
 // Ctrl-C on `npm start` sends SIGINT to the terminal's whole foreground process group: the gateway and the embedded
 // FerretDB it started. The README promises that requests in flight are answered and charged as usual, and pending
 // charges written, before the gateway exits: the database has to outlive the gateway's shutdown for that.
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
@@ -101,5 +103,34 @@ describe.runIf(process.platform === "linux")("Ctrl-C on a gateway with its embed
     await exited(server);
     expect(server.process.exitCode).toBe(0);
     expect(ferretdbPids(dataDir)).toEqual([]);
+  }, 60_000);
+
+  it("Ctrl-C while the gateway starts (its FerretDB not yet answering) exits 130 and leaves no FerretDB running", async () => {
+    const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+    const startDir = mkdtempSync(path.join(os.tmpdir(), "gw-ctrl-c-start-"));
+    // a FerretDB that takes a while to come up, so that the signal surely lands while the start waits for it
+    const slowFerretdb = path.join(startDir, "slow-ferretdb.sh");
+    writeFileSync(slowFerretdb, `#!/bin/sh\nsleep 1\nexec ${path.join(repo, ".tools/bin/ferretdb")} "$@"\n`);
+    chmodSync(slowFerretdb, 0o755);
+    const dir = path.join(startDir, "data");
+    const child = spawn(process.execPath, [path.join(repo, "apps/server/dist/main.js")], {
+      // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
+      env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", PORT: "0", PUBLIC_URL: "http://127.0.0.1:1", DATA_DIR: dir, FERRETDB_BIN: slowFerretdb },
+      stdio: "ignore",
+    });
+    const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 20_000;
+      while (ferretdbPids(dir).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(ferretdbPids(dir)).toHaveLength(1);
+      child.kill("SIGINT");
+      expect(await exit).toBe(130);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(ferretdbPids(dir)).toEqual([]);
+    } finally {
+      child.kill("SIGKILL");
+      for (const pid of ferretdbPids(dir)) process.kill(pid, "SIGKILL");
+      rmSync(startDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
