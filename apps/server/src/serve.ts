@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import type { Server, ServerResponse } from "node:http";
 import path from "node:path";
 import type { Config } from "@gw/config";
 import { BACKGROUND_NICENESS, connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
@@ -14,9 +14,14 @@ const SHUTDOWN_LIMIT_MS = 30_000;
  * Stops accepting connections and waits, at most `ms`, until the requests in flight are answered. Keep-alive
  * connections turn idle as their last answer ends, and are closed as they do (`close()` closes only those idle now).
  * Requests still running then (a stream that keeps sending) are cut as if their client had gone, so that they are
- * charged for what they produced before the ledger's last flush, as a cut stream always is.
+ * charged for what they produced before the ledger's last flush, as a cut stream always is. Answers not begun yet say
+ * `Connection: close`, and so do those of requests that still arrive on an open connection: a client told keep-alive
+ * sends its next request on that connection, which the drain then closes under it (ECONNRESET, a POST it cannot
+ * tell was not run), instead of opening a new one the closed port refuses (a clean "try elsewhere").
  */
-async function drain(server: Server, ms: number): Promise<void> {
+async function drain(server: Server, open: Set<ServerResponse>, ms: number): Promise<void> {
+  for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
+  server.prependListener("request", (_req, res: ServerResponse) => { res.shouldKeepAlive = false; });
   let sweep: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
   await new Promise<void>((resolve) => {
@@ -30,6 +35,16 @@ async function drain(server: Server, ms: number): Promise<void> {
   });
   clearInterval(sweep);
   clearTimeout(deadline);
+}
+
+/** The answers being written, for the drain (one Set entry per request in flight). */
+function trackResponses(server: Server): Set<ServerResponse> {
+  const open = new Set<ServerResponse>();
+  server.prependListener("request", (_req, res: ServerResponse) => {
+    open.add(res);
+    res.once("close", () => open.delete(res));
+  });
+  return open;
 }
 
 /**
@@ -79,6 +94,7 @@ export async function serve(config: Config): Promise<void> {
   });
   const app = await createApp({ config, db, logger });
   const server = app.createServer();
+  const open = trackResponses(server);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   await listen(server, config);
@@ -95,7 +111,7 @@ export async function serve(config: Config): Promise<void> {
     }, SHUTDOWN_LIMIT_MS).unref();
     // Background work (upstream pool, ledger flush) stops only once requests in flight are answered: stopped first,
     // it would cut those between two upstream calls (a Flux task being polled), and charge nothing for them.
-    await drain(server, DRAIN_MS);
+    await drain(server, open, DRAIN_MS);
     await app.shutdown();
     await db.close();
     await embedded?.stop();
