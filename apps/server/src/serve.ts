@@ -85,7 +85,12 @@ export async function serve(config: Config): Promise<void> {
   let uri = config.mongodbUri;
   if (!uri) {
     logger.info({ dataDir: config.dataDir }, "MONGODB_URI unset: starting embedded FerretDB (SQLite backend)");
-    embedded = await startFerretdb({ dir: path.join(config.dataDir, "ferretdb"), binary: config.ferretdbBin, niceness: BACKGROUND_NICENESS });
+    embedded = await startFerretdb({
+      dir: path.join(config.dataDir, "ferretdb"),
+      binary: config.ferretdbBin,
+      niceness: BACKGROUND_NICENESS,
+      onExit: (code, signal) => logger.error({ code, signal }, "embedded FerretDB exited; starting it again"),
+    });
     uri = embedded.uri;
   }
   const db = await connectDatabase(uri).catch((err: unknown) => {

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { call, uniqueEmail } from "./auth-helpers";
 import { ferretdbPids, startServerProcess, stopEverything, type ServerProcess } from "./support/server-process";
 
 
@@ -70,5 +71,25 @@ describe.runIf(process.platform === "linux")("embedded database after a crash", 
       expect(await reconcile(dataDir)).toBe(0);
     });
     await stopLeavesNone(second);
+  }, 90_000);
+
+  it("its FerretDB killed (the OOM killer) under a running gateway: started again, the gateway serves without a restart", async () => {
+    const server = await startServerProcess(env);
+    started.push(server);
+    const [killed] = ferretdbPids(dataDir);
+    if (killed === undefined) throw new Error("no FerretDB");
+    process.kill(killed, "SIGKILL");
+    const deadline = Date.now() + 15_000;
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (await fetch(`${server.url}/api/status`)).status;
+    }
+    expect(status).toBe(200);
+    expect((await call(server, "POST", "/api/auth/signup", { body: { email: uniqueEmail("oom"), password: "Quartz-Lamp-92", name: "After" } })).status).toBe(201);
+    const running = ferretdbPids(dataDir);
+    expect(running).toHaveLength(1);
+    expect(running).not.toContain(killed);
+    await stopLeavesNone(server);
   }, 90_000);
 });

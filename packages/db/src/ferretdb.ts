@@ -155,9 +155,11 @@ async function stopOrphans(stateDir: string): Promise<Owner[]> {
 /**
  * Starts FerretDB with its SQLite backend under `dir` on a free loopback port. Debug HTTP is disabled so
  * several instances never collide on its default port. `niceness` (e.g. BACKGROUND_NICENESS) lowers its CPU
- * priority once it listens, when all of its threads exist.
+ * priority once it listens, when all of its threads exist. `onExit` set: a FerretDB that exits on its own once it served
+ * (a crash, the OOM killer) is told there and started again on the same port after a second, so the gateway's driver
+ * reconnects and serves again without a restart; a stopped one is not.
  */
-export async function startFerretdb(options: { dir: string; binary?: string; port?: number; niceness?: number; log?: (line: string) => void }): Promise<EmbeddedMongo> {
+export async function startFerretdb(options: { dir: string; binary?: string; port?: number; niceness?: number; log?: (line: string) => void; onExit?: (code: number | null, signal: NodeJS.Signals | null) => void }): Promise<EmbeddedMongo> {
   const binary = findFerretdbBinary(options.binary);
   const dataDir = path.join(options.dir, "sqlite");
   const stateDir = path.join(options.dir, "state");
@@ -169,41 +171,59 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   const env = ferretdbEnv(process.env);
   // A process group of its own: Ctrl-C signals the terminal's whole foreground group, and FerretDB must outlive the
   // gateway's shutdown (requests in flight answered and charged, pending charges written); stop() ends it after.
-  const child = spawn(binary, [
-    "--handler=sqlite",
-    `--sqlite-url=file:${dataDir}/`,
-    `--listen-addr=127.0.0.1:${port}`,
-    `--state-dir=${stateDir}`,
-    "--debug-addr=-",
-    "--telemetry=disable",
-    "--log-level=error",
-  ], { stdio: ["ignore", "pipe", "pipe"], env, detached: true });
-  // A binary that cannot be run (missing, not executable) is an 'error' event, which unheard ends the process with a
-  // stack trace: it stops the start with a message naming the binary and where it comes from.
-  let spawnError: Error | undefined;
-  child.once("error", (err) => {
-    spawnError = new Error(`FerretDB binary ${binary} could not be run (${err.message}): set FERRETDB_BIN to it, run \`node scripts/install-tools.mjs ferretdb\` (needs Go), or set MONGODB_URI`);
-  });
-  if (child.pid !== undefined) writeFileSync(path.join(stateDir, OWNER_FILE), JSON.stringify([...owners, { pid: child.pid, ownerPid: process.pid }]));
-  const log = options.log;
-  child.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
-  child.stderr?.on("data", (b: Buffer) => log?.(b.toString()));
-  // If the owner exits without calling stop() (uncaught error, process.exit), take FerretDB down with it.
-  const killOnExit = () => child.kill("SIGTERM");
-  process.once("exit", killOnExit);
-  child.once("exit", () => process.off("exit", killOnExit));
-  try {
-    await waitForPort(port, child, 30_000, () => spawnError);
-    if (options.niceness !== undefined && child.pid !== undefined) lowerPriority(child.pid, options.niceness);
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
-  }
+  let child: ChildProcess;
+  let stopping = false;
+  const start = async (): Promise<void> => {
+    const started = spawn(binary, [
+      "--handler=sqlite",
+      `--sqlite-url=file:${dataDir}/`,
+      `--listen-addr=127.0.0.1:${port}`,
+      `--state-dir=${stateDir}`,
+      "--debug-addr=-",
+      "--telemetry=disable",
+      "--log-level=error",
+    ], { stdio: ["ignore", "pipe", "pipe"], env, detached: true });
+    child = started;
+    // A binary that cannot be run (missing, not executable) is an 'error' event, which unheard ends the process with a
+    // stack trace: it stops the start with a message naming the binary and where it comes from.
+    let spawnError: Error | undefined;
+    started.once("error", (err) => {
+      spawnError = new Error(`FerretDB binary ${binary} could not be run (${err.message}): set FERRETDB_BIN to it, run \`node scripts/install-tools.mjs ferretdb\` (needs Go), or set MONGODB_URI`);
+    });
+    if (started.pid !== undefined) writeFileSync(path.join(stateDir, OWNER_FILE), JSON.stringify([...owners, { pid: started.pid, ownerPid: process.pid }]));
+    const log = options.log;
+    started.stdout?.on("data", (b: Buffer) => log?.(b.toString()));
+    started.stderr?.on("data", (b: Buffer) => log?.(b.toString()));
+    // If the owner exits without calling stop() (uncaught error, process.exit), take FerretDB down with it.
+    const killOnExit = () => started.kill("SIGTERM");
+    process.once("exit", killOnExit);
+    started.once("exit", () => process.off("exit", killOnExit));
+    try {
+      await waitForPort(port, started, 30_000, () => spawnError);
+      if (options.niceness !== undefined && started.pid !== undefined) lowerPriority(started.pid, options.niceness);
+    } catch (err) {
+      started.kill("SIGKILL");
+      throw err;
+    }
+    const onExit = options.onExit;
+    if (onExit) {
+      started.once("exit", (code, signal) => {
+        if (stopping) return;
+        onExit(code, signal);
+        restart();
+      });
+    }
+  };
+  const restart = (): void => {
+    setTimeout(() => { if (!stopping) start().catch(restart); }, 1_000).unref();
+  };
+  await start();
   return {
     uri: `mongodb://127.0.0.1:${port}/gateway`,
-    pid: child.pid,
+    get pid() { return child.pid; },
     stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once("exit", () => resolve());
       child.kill("SIGTERM");
       setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
