@@ -33,6 +33,10 @@ async function reconcile(): Promise<number> {
   }
 }
 
+// Ctrl-C (or SIGTERM, SIGHUP) mid-run exits through process.exit, whose 'exit' hook stops the embedded FerretDB: Node's
+// default handling ended this process alone and left FerretDB running in its own process group.
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) process.on(signal, () => process.exit(code));
+
 reconcile().then(
   (code) => process.exit(code),
   (err: unknown) => {

@@ -1,7 +1,7 @@
 // A gateway that runs its embedded FerretDB (no MONGODB_URI) and is killed with SIGKILL (the OOM killer, `kill -9`)
 // cannot stop that FerretDB. Started again on the same DATA_DIR, it must not leave the old one running beside the new.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,12 +10,19 @@ import { call, uniqueEmail } from "./auth-helpers";
 import { ferretdbPids, startServerProcess, stopEverything, type ServerProcess } from "./support/server-process";
 
 
-/** `npm run reconcile` on `dataDir`: its exit code. */
-function reconcile(dataDir: string): Promise<number | null> {
+/** `npm run reconcile` on `dataDir`: its exit code. `signal` is sent to it once its FerretDB runs. */
+async function reconcile(dataDir: string, options: { ferretdbBin?: string; signal?: NodeJS.Signals } = {}): Promise<number | null> {
   const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/reconcile.js");
+  const env: Record<string, string> = { NODE_ENV: "test", DATA_DIR: dataDir, ...(options.ferretdbBin ? { FERRETDB_BIN: options.ferretdbBin } : {}) };
   // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
-  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", DATA_DIR: dataDir }, stdio: "ignore" });
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: "ignore" });
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  if (options.signal) {
+    const deadline = Date.now() + 20_000;
+    while (ferretdbPids(dataDir).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill(options.signal);
+  }
+  return exit;
 }
 
 const exited = (server: ServerProcess) => new Promise<void>((resolve) => {
@@ -92,4 +99,22 @@ describe.runIf(process.platform === "linux")("embedded database after a crash", 
     expect(running).not.toContain(killed);
     await stopLeavesNone(server);
   }, 90_000);
+
+  it("Ctrl-C during `npm run reconcile` (its FerretDB starting) exits 130 and leaves no FerretDB running", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "gw-reconcile-int-"));
+    // a FerretDB that takes a while to come up, so that the signal surely lands while reconcile waits for it
+    const slowFerretdb = path.join(dir, "slow-ferretdb.sh");
+    const real = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../.tools/bin/ferretdb");
+    writeFileSync(slowFerretdb, `#!/bin/sh\nsleep 1\nexec ${real} "$@"\n`);
+    chmodSync(slowFerretdb, 0o755);
+    const data = path.join(dir, "data");
+    try {
+      expect(await reconcile(data, { ferretdbBin: slowFerretdb, signal: "SIGINT" })).toBe(130);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(ferretdbPids(data)).toEqual([]);
+    } finally {
+      for (const pid of ferretdbPids(data)) process.kill(pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
