@@ -4,11 +4,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectDatabase, freePort, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
-import { createLedger, type Ledger } from "@gw/billing/ledger/index";
-import { newId, systemClock } from "@gw/shared";
+import { freePort, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
+import type { Ledger } from "@gw/billing/ledger/index";
+import { newId } from "@gw/shared";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { call, verifiedUser } from "./auth-helpers";
+import { openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 
 describe("the database unreachable for a while", () => {
@@ -28,8 +29,7 @@ describe("the database unreachable for a while", () => {
     mongo = await startFerretdb({ dir, port });
     const mongoUri = mongo.uri.replace(/\/[^/]*$/, "/outage");
     server = await startServerProcess({ ...fakes.env, MONGODB_URI: mongoUri, SESSION_SECRET: "database-outage-secret-database-outage" });
-    db = await connectDatabase(mongoUri);
-    ledger = await createLedger(db, systemClock, { holdTtlSeconds: 900, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+    ({ db, ledger } = await openLedger(mongoUri));
   }, 120_000);
 
   afterAll(async () => {

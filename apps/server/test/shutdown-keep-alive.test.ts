@@ -3,12 +3,13 @@
 // new connection that the stopped gateway refuses (ECONNREFUSED: surely not run, safe to send elsewhere), never onto
 // the old one that the drain closes under it (ECONNRESET: a POST the client cannot tell was not run).
 import http from "node:http";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectDatabase, type Database } from "@gw/db";
-import { createLedger, type Ledger } from "@gw/billing/ledger/index";
-import { newId, randomBase62, systemClock } from "@gw/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "@gw/db";
+import type { Ledger } from "@gw/billing/ledger/index";
+import { newId } from "@gw/shared";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { call, RELAXED_LIMITS, verifiedUser } from "./auth-helpers";
+import { freshDatabaseUri, openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 
 describe("SIGTERM with requests queued on a keep-alive connection", () => {
@@ -19,10 +20,9 @@ describe("SIGTERM with requests queued on a keep-alive connection", () => {
 
   beforeAll(async () => {
     fakes = await startFakeUpstreams();
-    const mongoUri = inject("mongoUri").replace(/\/[^/]*$/, `/keepalive_${randomBase62(10)}`);
+    const mongoUri = freshDatabaseUri("keepalive");
     gateway = await startServerProcess({ ...fakes.env, ...RELAXED_LIMITS, MONGODB_URI: mongoUri, SESSION_SECRET: "shutdown-keep-alive-secret-0000000001" });
-    db = await connectDatabase(mongoUri);
-    ledger = await createLedger(db, systemClock, { holdTtlSeconds: 900, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+    ({ db, ledger } = await openLedger(mongoUri));
   }, 60_000);
 
   afterAll(async () => {

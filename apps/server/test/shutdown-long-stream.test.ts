@@ -1,11 +1,12 @@
 // README: on SIGTERM the requests in flight get up to 20 s to be answered and are charged as usual, and the gateway
 // exits within 30 s in all. A stream that keeps sending outlives the drain: it is cut then and charged for what it
 // produced (CONTRACT 6), and the instance exits, also with MONGODB_URI set (an instance of a multi-instance setup).
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectDatabase, type Database } from "@gw/db";
-import { createLedger, type Ledger } from "@gw/billing/ledger/index";
-import { dollarsToMicros, newId, randomBase62, systemClock } from "@gw/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "@gw/db";
+import type { Ledger } from "@gw/billing/ledger/index";
+import { dollarsToMicros, newId } from "@gw/shared";
 import { call, verifiedUser } from "./auth-helpers";
+import { freshDatabaseUri, openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 import { startEndlessChatUpstream, type EndlessUpstream } from "./support/endless-upstream";
 
@@ -17,7 +18,7 @@ describe("SIGTERM with a stream that keeps sending past the drain", () => {
 
   beforeAll(async () => {
     upstream = await startEndlessChatUpstream(200);
-    const mongoUri = inject("mongoUri").replace(/\/[^/]*$/, `/drain_${randomBase62(10)}`);
+    const mongoUri = freshDatabaseUri("drain");
     gateway = await startServerProcess({
       MONGODB_URI: mongoUri,
       TEXTA_BASE_URL: upstream.url,
@@ -26,8 +27,7 @@ describe("SIGTERM with a stream that keeps sending past the drain", () => {
       LIMIT_REGISTER: "1000/3600",
       LIMIT_LOGIN_IP: "1000/3600",
     });
-    db = await connectDatabase(mongoUri);
-    ledger = await createLedger(db, systemClock, { holdTtlSeconds: 900, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+    ({ db, ledger } = await openLedger(mongoUri));
   }, 60_000);
 
   afterAll(async () => {

@@ -1,12 +1,13 @@
 // A gateway process stalled (SIGSTOP) past the dead-instance limit while a request held credits: another process
 // sweeps its reservation; once resumed, it must reserve again only under a new identity, or those credits stay held
 // for good (an identity is swept once) and its own requests are refused with the user's balance sitting in them.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectDatabase, type Database } from "@gw/db";
-import { createLedger, type Ledger } from "@gw/billing/ledger/index";
-import { dollarsToMicros, newId, randomBase62, systemClock } from "@gw/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "@gw/db";
+import type { Ledger } from "@gw/billing/ledger/index";
+import { dollarsToMicros, newId } from "@gw/shared";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { call, verifiedUser } from "./auth-helpers";
+import { freshDatabaseUri, openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 
 describe("a gateway process stalled past the hold TTL", () => {
@@ -18,7 +19,7 @@ describe("a gateway process stalled past the hold TTL", () => {
 
   beforeAll(async () => {
     fakes = await startFakeUpstreams();
-    const mongoUri = inject("mongoUri").replace(/\/[^/]*$/, `/stall_${randomBase62(10)}`);
+    const mongoUri = freshDatabaseUri("stall");
     const env = {
       ...fakes.env,
       MONGODB_URI: mongoUri,
@@ -28,8 +29,7 @@ describe("a gateway process stalled past the hold TTL", () => {
       LIMIT_LOGIN_IP: "1000/3600",
     };
     [sweeper, stalled] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
-    db = await connectDatabase(mongoUri);
-    ledger = await createLedger(db, systemClock, { holdTtlSeconds: 900, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+    ({ db, ledger } = await openLedger(mongoUri));
   }, 120_000);
 
   afterAll(async () => {

@@ -4,14 +4,15 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
-import { connectDatabase, type Database } from "@gw/db";
-import { createLedger, type Ledger } from "@gw/billing/ledger/index";
-import { dollarsToMicros, newId, randomBase62, systemClock } from "@gw/shared";
+import type { Database } from "@gw/db";
+import type { Ledger } from "@gw/billing/ledger/index";
+import { dollarsToMicros, newId } from "@gw/shared";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { call, verifiedUser } from "./auth-helpers";
 import { startRedis } from "./support/redis";
+import { freshDatabaseUri, openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 
 const IMAGE_COST = 100_000; // a standard image: $0.10 (SPEC 8)
@@ -27,7 +28,7 @@ describe("two gateway processes sharing one database and one Redis", () => {
 
   beforeAll(async () => {
     [fakes, redis] = await Promise.all([startFakeUpstreams(), startRedis()]);
-    const mongoUri = inject("mongoUri").replace(/\/[^/]*$/, `/procs_${randomBase62(10)}`);
+    const mongoUri = freshDatabaseUri("procs");
     const configFile = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-procs-")), "config.json");
     const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 30, concurrentRequests: 100 } : p));
     writeFileSync(configFile, JSON.stringify({ plans }));
@@ -42,8 +43,7 @@ describe("two gateway processes sharing one database and one Redis", () => {
     };
     [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
     // the test's own view of the shared ledger, as a third instance would see it
-    db = await connectDatabase(mongoUri);
-    ledger = await createLedger(db, systemClock, { holdTtlSeconds: 900, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+    ({ db, ledger } = await openLedger(mongoUri));
   }, 120_000);
 
   afterAll(async () => {
