@@ -113,6 +113,18 @@ describe("textB over Anthropic Messages (a fake from Anthropic's documentation)"
     ]);
     expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
   });
+  it("offers no tools on /v1/completions (a completion is text): chat's tool fields are not sent to Messages", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const res = await postJson(server, "/v1/completions", user.key, {
+      model: MODEL, prompt: "weather in Paris", max_tokens: 10, parallel_tool_calls: false,
+      tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }], tool_choice: "required",
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json() as { choices: Array<{ text: string; finish_reason: string }> };
+    expect(body.choices[0]).toMatchObject({ text: "Hello there friend", finish_reason: "stop" });
+    expect(Object.keys(fake.requests[0]?.json ?? {}).sort()).toEqual(["max_tokens", "messages", "model"]);
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
+  });
 });
 
 describe("textB: a Messages stream that only sends pings has stalled", () => {

@@ -6,12 +6,17 @@ import type { ChatRequest, ChatResult, CompletionRequest, CompletionResult } fro
 /** OpenAI's completions answer at most this many tokens when `max_tokens` is unset; the same here. */
 export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
 
+/** Chat's fields for offering tools (and the legacy functions), which the completions API has not. */
+const CHAT_TOOL_FIELDS = new Set(["tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"]);
+
 /**
  * The completions fields a chat answer cannot honour are refused, naming them (dropped, the client would wait for
- * log probabilities, an echoed prompt or a suffix that never come); the rest is read as chat passthrough.
+ * log probabilities, an echoed prompt or a suffix that never come); the rest is read as chat passthrough, except
+ * chat's tool fields: a completion is text, so the model is offered no tools (its answer would be a call, no text).
  */
 export function completionAsChat(req: CompletionRequest): ChatRequest {
-  const { logprobs, echo, suffix, best_of: bestOf, ...passthrough } = req.passthrough ?? {};
+  const { logprobs, echo, suffix, best_of: bestOf, ...rest } = req.passthrough ?? {};
+  const passthrough = Object.fromEntries(Object.entries(rest).filter(([field]) => !CHAT_TOOL_FIELDS.has(field)));
   const unsupported = (param: string) => invalidParameter(param, `is not supported on /v1/completions by model '${req.model.id}' (its protocol answers in chat form)`);
   if (logprobs != null) throw unsupported("logprobs");
   if (echo === true) throw unsupported("echo");
