@@ -113,6 +113,20 @@ describe("textB over Anthropic Messages (a fake from Anthropic's documentation)"
     ]);
     expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
   });
+  it("sends a function's parameters without a type ({}, OpenAI's empty parameter list) as an object input_schema, which Messages requires", async () => {
+    const before = await balanceMicros(server, user.userId);
+    const data = await client.chat.completions.create({
+      model: MODEL, max_tokens: 10, messages: [{ role: "user", content: "what time is it" }],
+      tools: [{ type: "function", function: { name: "now", parameters: {} } }, { type: "function", function: { name: "zone", parameters: { properties: { city: { type: "string" } } } } }],
+    });
+    expect(data.choices[0]?.message.content).toBe("Hello there friend");
+    expect(fake.requests[0]?.json.tools).toEqual([
+      { name: "now", input_schema: { type: "object" } },
+      { name: "zone", input_schema: { type: "object", properties: { city: { type: "string" } } } },
+    ]);
+    expect(before - (await balanceMicros(server, user.userId))).toBe(textCost(100, 3));
+  });
+
   it("offers no tools on /v1/completions (a completion is text): chat's tool fields are not sent to Messages", async () => {
     const before = await balanceMicros(server, user.userId);
     const res = await postJson(server, "/v1/completions", user.key, {

@@ -158,13 +158,23 @@ interface OpenAiTool {
   function?: { name?: unknown; description?: unknown; parameters?: unknown };
 }
 
+/**
+ * A function's `parameters` as a Messages `input_schema`, which must say `type: "object"`. OpenAI reads a schema
+ * without a type (`{}`, the empty parameter list some clients write) as an object's; so does this.
+ */
+function inputSchema(parameters: unknown): unknown {
+  if (parameters == null) return { type: "object", properties: {} };
+  if (typeof parameters === "object" && !Array.isArray(parameters) && !("type" in parameters)) return { type: "object", ...parameters };
+  return parameters;
+}
+
 /** OpenAI `tools` (functions) as Messages tools. */
 function toTools(tools: unknown): Record<string, unknown>[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   return (tools as OpenAiTool[]).map((tool, i) => {
     const fn = tool.function;
     if (tool.type !== "function" || typeof fn?.name !== "string") throw invalidParameter(`tools[${i}]`, "must be a function tool with a name");
-    const out: Record<string, unknown> = { name: fn.name, input_schema: fn.parameters ?? { type: "object", properties: {} } };
+    const out: Record<string, unknown> = { name: fn.name, input_schema: inputSchema(fn.parameters) };
     if (typeof fn.description === "string") out.description = fn.description;
     return out;
   });
