@@ -747,6 +747,29 @@ describe("POST /api/billing/webhook", () => {
     }
   });
 
+  it("keeps a subscription whose flag or times are not Stripe's booleans and seconds readable: 200 to the event, 200 to the subscription", async () => {
+    const t = nowSeconds();
+    const subscribedWith = async (fields: Record<string, unknown>, created = t) => {
+      const user = await verifiedUser(server);
+      users.push(user.id);
+      const sub = { id: `sub_odd_${newId("x")}`, object: "subscription", status: "active", customer: `cus_odd_${newId("x")}`,
+        metadata: { user_id: user.id, plan_id: "pro" }, cancel_at_period_end: false, current_period_start: t, current_period_end: t + 30 * 86_400,
+        items: { object: "list", data: [] }, ...fields };
+      const res = await deliver(server, { ...stripeEvent("customer.subscription.created", sub), created });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ received: true });
+      const view = await call(server, "GET", "/api/billing/subscription", { cookie: user.cookie });
+      expect(view.status).toBe(200);
+      return view.body as { subscription: { cancel_at_period_end: boolean; current_period_start: string; current_period_end: string } | null };
+    };
+    expect((await subscribedWith({ cancel_at_period_end: "maybe" })).subscription?.cancel_at_period_end).toBe(false);
+    const start = new Date(t * 1000).toISOString();
+    for (const times of [{ current_period_start: 1e20, current_period_end: 1e21 }, { current_period_start: -1e15, current_period_end: 2.5 }]) {
+      expect((await subscribedWith(times)).subscription).toMatchObject({ current_period_start: start, current_period_end: expect.stringMatching(/^\d{4}-/) });
+    }
+    expect((await subscribedWith({ current_period_start: undefined, current_period_end: undefined }, 8e15)).subscription).toBeNull();
+  });
+
   it("answers 200 and ignores unknown event types", async () => {
     const res = await deliver(server, stripeEvent("charge.refund.updated", { id: "re_1", object: "refund" }));
     expect(res.status).toBe(200);

@@ -3,10 +3,17 @@ import { findPlan } from "./catalog";
 import { planIdForPrice } from "./plan-prices";
 import type { BillingRuntime } from "./runtime";
 
-/** Reads a numeric field that moved between Stripe API versions (subscription → subscription item). */
+/** The last second a Date (and so an ISO 8601 answer) can show: 9999-12-31T23:59:59Z. */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** A time in whole Unix seconds that an ISO 8601 date can show: a period or event time outside it is no time. */
+export const isUnixSeconds = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_UNIX_SECONDS;
+
+/** Reads a time field that moved between Stripe API versions (subscription → subscription item). */
 function numberField(obj: object, name: string): number | undefined {
   const value: unknown = (obj as Record<string, unknown>)[name];
-  return typeof value === "number" ? value : undefined;
+  return isUnixSeconds(value) ? value : undefined;
 }
 
 /** Current period of a subscription: on the subscription (older API versions) or on its first item (newer). */

@@ -96,7 +96,8 @@ export async function onSubscriptionEvent(rt: BillingRuntime, event: Stripe.Even
     at: event.created,
     periodStart: period.start,
     periodEnd: period.end,
-    cancelAtPeriodEnd: sub.cancel_at_period_end,
+    // Stripe's boolean; anything else is not a cancellation (and would not be stored: a 500 redelivered for days)
+    cancelAtPeriodEnd: sub.cancel_at_period_end === true,
   }, rt.now());
   rt.plans.invalidate(userId);
   return `subscription ${sub.id} ${status}`;

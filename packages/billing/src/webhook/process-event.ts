@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
+import { isUnixSeconds } from "../stripe-subscription";
 import { isLiveKey } from "../stripe/client";
 import { onChargeRefunded, onDisputeFunds } from "./charge-handlers";
 import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
@@ -12,7 +13,7 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
   // what the handlers key on; Stripe always sends both, so anything else is ignored rather than a 500 (and redelivery)
   const objectId: unknown = (event.data.object as { id?: unknown }).id;
   if (typeof objectId !== "string" || objectId === "") return "ignored: object without a string id";
-  if (!Number.isSafeInteger(event.created)) return "ignored: event without a numeric created time";
+  if (!isUnixSeconds(event.created)) return "ignored: event without a numeric created time";
   switch (event.type) {
     case "payment_intent.succeeded":
       return onPaymentIntentSucceeded(rt, event.data.object);
