@@ -156,10 +156,6 @@ async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Prom
 
 /** invoice.payment_succeeded or invoice.paid: the plan's monthly credits, once per invoice. */
 export async function onInvoicePaid(rt: BillingRuntime, invoice: Stripe.Invoice): Promise<Outcome> {
-  // A trial's, a 100% coupon's or a downgrade's proration invoice is "paid" at 0: no money came in for credits. A
-  // renewal paid from the customer's Stripe balance still has a positive total (amount_paid 0), so the total decides.
-  const total: unknown = invoice.total;
-  if (typeof total === "number" && total <= 0) return `ignored: invoice ${invoice.id} totals ${total}`;
   const ctx = await invoiceContext(rt, invoice);
   if (!ctx) return "ignored: invoice of an unknown subscription or user";
   const plan = ctx.planId ? findPlan(rt.config, ctx.planId) : undefined;
