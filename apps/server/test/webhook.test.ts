@@ -749,6 +749,8 @@ describe("POST /api/billing/webhook", () => {
       expect((await subscribedWith(times)).subscription).toMatchObject({ current_period_start: start, current_period_end: expect.stringMatching(/^\d{4}-/) });
     }
     expect((await subscribedWith({ current_period_start: undefined, current_period_end: undefined }, 8e15)).subscription).toBeNull();
+    // an event time in milliseconds by mistake is still a time: the event is processed
+    expect((await subscribedWith({}, Date.now())).subscription).toMatchObject({ current_period_start: start });
   });
 
   it("answers 200 and ignores unknown event types", async () => {

@@ -3,10 +3,13 @@ import { findPlan } from "./catalog";
 import { planIdForPrice } from "./plan-prices";
 import type { BillingRuntime } from "./runtime";
 
-/** The last second a Date (and so an ISO 8601 answer) can show: 9999-12-31T23:59:59Z. */
-const MAX_UNIX_SECONDS = 253_402_300_799;
+/** The last second a Date can hold (8.64e15 ms): past it, the ISO 8601 answer built from the time throws. */
+const MAX_UNIX_SECONDS = 8_640_000_000_000;
 
-/** A time in whole Unix seconds that an ISO 8601 date can show: a period or event time outside it is no time. */
+/**
+ * A time in whole Unix seconds that a Date can hold: a period or event time outside it is no time. Generous on
+ * purpose: a time sent in milliseconds by mistake still orders events as it did, only what no date can show is out.
+ */
 export const isUnixSeconds = (value: unknown): value is number =>
   Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_UNIX_SECONDS;
 
