@@ -27,6 +27,18 @@ describe("VerifierCache", () => {
     cache.set("h", { keyId: "key_1", userId: "usr_1" }, before);
     expect(cache.get("h")).toBeUndefined();
   });
+
+  it("counts an answer's age from when the lookup started, so a slow read is not served a whole TTL after it lands", () => {
+    let t = 0;
+    const cache = new VerifierCache(900, 10, () => t);
+    const asked = cache.snapshot();
+    t = 400; // the database answered slowly: the key may have been revoked elsewhere since it was read
+    cache.set("h", { keyId: "key_1", userId: "usr_1" }, asked);
+    t = 899;
+    expect(cache.get("h")).toEqual({ keyId: "key_1", userId: "usr_1" });
+    t = 900;
+    expect(cache.get("h")).toBeUndefined();
+  });
 });
 
 describe("VerifierCache refresh-ahead", () => {

@@ -4,6 +4,12 @@ export interface CachedKey {
   userId: string;
 }
 
+/** Taken before a database lookup starts: the answer's age counts from then, not from when it arrived. */
+export interface CacheSnapshot {
+  generation: number;
+  takenAt: number;
+}
+
 interface Entry {
   value: CachedKey | null;
   expiresAt: number;
@@ -40,8 +46,8 @@ export class VerifierCache {
   }
 
   /** A token to pass to `set`, taken before the database lookup starts. */
-  snapshot(): number {
-    return this.generation;
+  snapshot(): CacheSnapshot {
+    return { generation: this.generation, takenAt: this.now() };
   }
 
   /** true once per entry when it is past half its TTL: that caller reloads it (`set`) off the request path */
@@ -52,11 +58,15 @@ export class VerifierCache {
     return true;
   }
 
-  set(hash: string, value: CachedKey | null, snapshot: number): void {
-    if (snapshot !== this.generation) return;
+  /**
+   * The TTL runs from the snapshot, when the database was asked: a lookup that read a key just before another
+   * instance revoked it and answered slowly must not be served for a whole TTL after it arrived (CONTRACT 3's second).
+   */
+  set(hash: string, value: CachedKey | null, snapshot: CacheSnapshot): void {
+    if (snapshot.generation !== this.generation) return;
     if (this.entries.size >= this.maxEntries && !this.entries.has(hash)) this.entries.clear();
-    const now = this.now();
-    this.entries.set(hash, { value, expiresAt: now + this.ttlMs, refreshAt: now + this.ttlMs / 2, refreshing: false });
+    const { takenAt } = snapshot;
+    this.entries.set(hash, { value, expiresAt: takenAt + this.ttlMs, refreshAt: takenAt + this.ttlMs / 2, refreshing: false });
   }
 
   evict(hash: string): void {
