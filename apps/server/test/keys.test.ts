@@ -1,6 +1,6 @@
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { Principal } from "@gw/api/app-context";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk arbitrary JSON
@@ -148,6 +148,26 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       server.clock.set(start);
       await use(2);
       expect(await listed()).toMatchObject({ usage_count: 2, last_used: new Date(start + 60_000).toISOString() });
+    });
+
+    it("a usage batch the database refuses is written on a later flush, not lost from usage_count", async () => {
+      const created = await createKey("usr_use_retry");
+      const listed = async () => (await (await call("GET", "/api/keys", sessionOf("usr_use_retry"))).json()).keys[0];
+      const model = server.db.connection.model("ApiKey");
+      const refused = vi.spyOn(model, "updateOne").mockImplementationOnce(() => { throw new Error("connection refused"); });
+      try {
+        for (let i = 0; i < 2; i += 1) {
+          expect((await http(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.key}` } })).status).toBe(200);
+        }
+        const deadline = Date.now() + 5000;
+        while (refused.mock.calls.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        expect(refused).toHaveBeenCalled();
+      } finally {
+        refused.mockRestore();
+      }
+      const deadline = Date.now() + 5000;
+      while ((await listed()).usage_count !== 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await listed()).toMatchObject({ usage_count: 2, last_used: new Date(server.clock.now()).toISOString() });
     });
 
     it("revokeAllKeysForUser (account deletion) revokes every key of that user only", async () => {

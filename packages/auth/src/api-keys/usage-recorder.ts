@@ -22,12 +22,16 @@ export class UsageRecorder {
   }
 
   record(keyId: string, at: Date): void {
-    const current = this.pending.get(keyId);
+    this.add({ keyId, count: 1, lastUsedAt: at });
+  }
+
+  private add(delta: UsageDelta): void {
+    const current = this.pending.get(delta.keyId);
     if (current) {
-      current.count += 1;
-      if (at > current.lastUsedAt) current.lastUsedAt = at;
+      current.count += delta.count;
+      if (delta.lastUsedAt > current.lastUsedAt) current.lastUsedAt = delta.lastUsedAt;
     } else {
-      this.pending.set(keyId, { keyId, count: 1, lastUsedAt: at });
+      this.pending.set(delta.keyId, { ...delta });
     }
   }
 
@@ -49,8 +53,10 @@ export class UsageRecorder {
       try {
         await this.write(delta);
       } catch (err) {
-        // Usage stats are display data: log and drop rather than retry forever.
-        this.logger.warn({ err: String(err), keyId: delta.keyId }, "could not record api key usage");
+        // Kept for the next flush: a database blip (requests still served from the key cache and held credits) must
+        // not lose those uses from usage_count. Uses still unwritten when the process exits are lost.
+        this.logger.warn({ err: String(err), keyId: delta.keyId }, "could not record api key usage; retrying on the next flush");
+        this.add(delta);
       }
     }
   }
