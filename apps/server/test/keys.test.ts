@@ -93,9 +93,12 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
     });
 
     it("concurrent revokes of one key: one 200, the others 404 key_not_found", async () => {
-      const created = await createKey("usr_rev_race");
-      const answers = await Promise.all(Array.from({ length: 8 }, () => call("DELETE", `/api/keys/${created.id}`, sessionOf("usr_rev_race"))));
-      expect(answers.map((r) => r.status).sort()).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
+      // several rounds: on FerretDB a conditional findOneAndUpdate let two or three of twelve find the key active
+      for (let round = 0; round < 3; round += 1) {
+        const created = await createKey("usr_rev_race");
+        const answers = await Promise.all(Array.from({ length: 12 }, () => call("DELETE", `/api/keys/${created.id}`, sessionOf("usr_rev_race"))));
+        expect(answers.map((r) => r.status).sort()).toEqual([200, ...Array.from({ length: 11 }, () => 404)]);
+      }
     });
 
     it("revokes a key whose id is percent-encoded in the path (key%5F... is key_...); malformed encoding is 400", async () => {

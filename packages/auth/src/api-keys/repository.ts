@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from "mongoose";
+import { isDuplicateKeyError, modelOn } from "../model-registry";
 
 /** An API key as stored: never the plaintext key, only its SHA-256 and visible prefix. */
 export interface ApiKeyRecord {
@@ -35,6 +36,15 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
 apiKeySchema.index({ hash: 1 }, { unique: true });
 apiKeySchema.index({ userId: 1, createdAt: -1 });
 
+/**
+ * One row per revoked key: inserting it (unique `_id`) decides which of concurrent revokes answers 200, as FerretDB
+ * has no atomic conditional update (its findOneAndUpdate let several revokes of one key each find it active).
+ */
+interface ApiKeyRevocationDoc {
+  _id: string;
+  revokedAt: Date;
+}
+
 const toRecord = (doc: ApiKeyDoc): ApiKeyRecord => ({
   id: doc._id,
   userId: doc.userId,
@@ -57,9 +67,14 @@ export interface UsageDelta {
 /** Persistence of API keys; returns plain records, never mongoose documents. */
 export class ApiKeyRepository {
   private readonly model: Model<ApiKeyDoc>;
+  private readonly revocations: Model<ApiKeyRevocationDoc>;
 
   constructor(connection: Connection) {
     this.model = (connection.models.ApiKey as Model<ApiKeyDoc> | undefined) ?? connection.model<ApiKeyDoc>("ApiKey", apiKeySchema);
+    this.revocations = modelOn(connection, "ApiKeyRevocation", () => new Schema<ApiKeyRevocationDoc>(
+      { _id: String, revokedAt: Date },
+      { collection: "api_key_revocations", versionKey: false },
+    ));
   }
 
   /** Builds the indexes (the unique hash index above all) before the first insert. */
@@ -87,10 +102,19 @@ export class ApiKeyRepository {
 
   /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */
   async revoke(userId: string, keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    // One conditional update: of two concurrent revokes of a key only one finds it active, the other answers 404.
-    const doc = await this.model.findOneAndUpdate({ _id: keyId, userId, revokedAt: null }, { $set: { revokedAt: at } }, { new: true })
-      .lean<ApiKeyDoc>().exec();
-    return doc ? toRecord(doc) : null;
+    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    if (!doc) return null;
+    // The key is revoked before the guard row is written: a crash between the two leaves a revoked key (a later
+    // revoke answers 404), never an active one whose revocation is refused.
+    await this.model.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: at } }).exec();
+    try {
+      await this.revocations.create({ _id: keyId, revokedAt: at });
+    } catch (err) {
+      // of concurrent revokes of one key only the first insert wins; the others answer 404 as for a revoked key
+      if (isDuplicateKeyError(err)) return null;
+      throw err;
+    }
+    return toRecord({ ...doc, revokedAt: at });
   }
 
   /** Revokes every active key of a user (account deletion); returns what was revoked. */
