@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { DEFAULT_PLANS } from "@gw/config";
+import type { ApiKeyService } from "@gw/auth/api-keys/index";
 import { randomBase62 } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
@@ -158,5 +159,16 @@ describe("two gateway instances sharing one database and one Redis", () => {
     await new Promise((r) => setTimeout(r, 1_000));
     const res = await fetch(`${b.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } });
     expect(res.status).toBe(401);
+  });
+
+  it("usage_count counts every use of a key on both instances, also when both write their batches at once", async () => {
+    const user = await fundedUser(a, 1);
+    const flushBoth = () => Promise.all([a, b].map((s) => (s.app.context.apiKeys as ApiKeyService).flushUsage()));
+    for (let round = 0; round < 3; round += 1) {
+      for (const s of [a, b, a, b, b]) expect((await fetch(`${s.url}/v1/models`, { headers: { authorization: `Bearer ${user.key}` } })).status).toBe(200);
+      await flushBoth();
+    }
+    const [listed] = await a.app.context.apiKeys.listActive(user.userId);
+    expect(listed?.usageCount).toBe(15);
   });
 });

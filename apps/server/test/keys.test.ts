@@ -156,7 +156,7 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
     it("a usage batch the database refuses is written on a later flush, not lost from usage_count", async () => {
       const created = await createKey("usr_use_retry");
       const listed = async () => (await (await call("GET", "/api/keys", sessionOf("usr_use_retry"))).json()).keys[0];
-      const model = server.db.connection.model("ApiKey");
+      const model = server.db.connection.model("ApiKeyUsage");
       const refused = vi.spyOn(model, "updateOne").mockImplementationOnce(() => { throw new Error("connection refused"); });
       try {
         for (let i = 0; i < 2; i += 1) {

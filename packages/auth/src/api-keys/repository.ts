@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model } from "mongoose";
+import { Schema, trusted, type Connection, type Model } from "mongoose";
+import { newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
 
 /** An API key as stored: never the plaintext key, only its SHA-256 and visible prefix. */
@@ -45,6 +46,18 @@ interface ApiKeyRevocationDoc {
   revokedAt: Date;
 }
 
+/**
+ * Uses of one key counted by one repository (one gateway instance): `_id` is `<keyId>:<writer>`. FerretDB's `$inc` is
+ * not atomic (30 concurrent increments of one document left it at 2), so two instances flushing the same key at once
+ * lost uses; each row here has a single writer, whose flushes run one at a time.
+ */
+interface ApiKeyUsageDoc {
+  _id: string;
+  keyId: string;
+  count: number;
+  lastUsedAt: Date;
+}
+
 const toRecord = (doc: ApiKeyDoc): ApiKeyRecord => ({
   id: doc._id,
   userId: doc.userId,
@@ -68,6 +81,8 @@ export interface UsageDelta {
 export class ApiKeyRepository {
   private readonly model: Model<ApiKeyDoc>;
   private readonly revocations: Model<ApiKeyRevocationDoc>;
+  private readonly usage: Model<ApiKeyUsageDoc>;
+  private readonly writer = newId("w", 16);
 
   constructor(connection: Connection) {
     this.model = (connection.models.ApiKey as Model<ApiKeyDoc> | undefined) ?? connection.model<ApiKeyDoc>("ApiKey", apiKeySchema);
@@ -75,11 +90,16 @@ export class ApiKeyRepository {
       { _id: String, revokedAt: Date },
       { collection: "api_key_revocations", versionKey: false },
     ));
+    this.usage = modelOn(connection, "ApiKeyUsage", () => new Schema<ApiKeyUsageDoc>(
+      { _id: String, keyId: { type: String, index: true }, count: Number, lastUsedAt: Date },
+      { collection: "api_key_usage", versionKey: false },
+    ));
   }
 
   /** Builds the indexes (the unique hash index above all) before the first insert. */
   async init(): Promise<void> {
     await this.model.init();
+    await this.usage.init();
   }
 
   async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount">): Promise<ApiKeyRecord> {
@@ -97,7 +117,16 @@ export class ApiKeyRepository {
   /** Active keys of a user, newest first. */
   async listActive(userId: string): Promise<ApiKeyRecord[]> {
     const docs = await this.model.find({ userId, revokedAt: null }).sort({ createdAt: -1, _id: -1 }).lean<ApiKeyDoc[]>().exec();
-    return docs.map(toRecord);
+    if (docs.length === 0) return [];
+    const uses = await this.usage.find({ keyId: trusted({ $in: docs.map((d) => d._id) }) }).lean<ApiKeyUsageDoc[]>().exec();
+    const records = new Map(docs.map((doc) => [doc._id, toRecord(doc)]));
+    for (const use of uses) {
+      const record = records.get(use.keyId);
+      if (!record) continue;
+      record.usageCount += use.count;
+      if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
+    }
+    return [...records.values()];
   }
 
   /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */
@@ -126,10 +155,11 @@ export class ApiKeyRepository {
   }
 
   /**
-   * Adds batched usage. `$max`: instances flush on their own timers, so a batch holding an older use can be written
-   * after a newer one, and must not move `last_used` back.
+   * Adds batched usage to this writer's row of the key. `$max`: a batch holding an older use can be written after a
+   * newer one (the list takes the latest over all rows), and must not move `last_used` back.
    */
   async addUsage(delta: UsageDelta): Promise<void> {
-    await this.model.updateOne({ _id: delta.keyId }, { $inc: { usageCount: delta.count }, $max: { lastUsedAt: delta.lastUsedAt } }).exec();
+    await this.usage.updateOne({ _id: `${delta.keyId}:${this.writer}` },
+      { $setOnInsert: { keyId: delta.keyId }, $inc: { count: delta.count }, $max: { lastUsedAt: delta.lastUsedAt } }, { upsert: true }).exec();
   }
 }
