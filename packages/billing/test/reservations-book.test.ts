@@ -204,4 +204,20 @@ describe("refusals", () => {
     book.close("u", "small", 40);
     expect(chain.balance + book.unused("u")).toBe(10);
   });
+
+  it("states the balance with the unused credits a flush gave back while the refused top-up was written", async () => {
+    const { chain, book } = setup(150);
+    expect(await book.hold("u", "h1", 100)).toEqual({ ok: true }); // less than a chunk: all 150, scarce
+    book.close("u", "h1", 100);
+    chain.hold();
+    // the next request needs 50 more than the 50 left; its top-up is written, then the flush gives those 50 back
+    const refused = book.hold("u", "h2", 100);
+    await new Promise((resolve) => setImmediate(resolve));
+    const flushed = book.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    chain.release();
+    expect(await refused).toEqual({ ok: false, balance: 50 });
+    await flushed;
+    expect(chain.balance + book.unused("u")).toBe(50);
+  });
 });

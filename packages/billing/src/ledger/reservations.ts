@@ -15,6 +15,8 @@ interface UserReservation {
   inTransit: number;
   /** bumped when such an entry starts, lands and is counted (see `exactBalance`) */
   version: number;
+  /** releases started: a top-up refused while one was on its way may have read the stored balance before it landed */
+  releases: number;
   /** the writes of those entries */
   transit: Set<Promise<unknown>>;
   /** balance reads under way (see `exactBalance`): the state is not forgotten meanwhile */
@@ -30,7 +32,7 @@ interface UserReservation {
   pendingTotal: number;
   lastActivity: number;
   /** one top-up at a time per user */
-  topUp?: Promise<{ ok: boolean; stored?: number }>;
+  topUp?: Promise<TopUpOutcome>;
   /**
    * Top-ups and releases whose write failed without an answer (a timeout, a dropped connection): they may have
    * landed. Until a retry with the same idempotency key says, neither counts as spendable here (an unknown release
@@ -66,6 +68,12 @@ export const DEFAULT_RESERVATION_POLICY: ReservationPolicy = { chunkMultiplier: 
 
 /** Top-ups tried again for one hold when a refused one left enough in sight (see `hold`). */
 const MAX_TOP_UP_RETRIES = 3;
+
+/**
+ * A top-up's answer; refused for want of credits: `stored`, the balance it saw, and `stale` when this instance started
+ * giving unused credits back meanwhile, which that figure may miss.
+ */
+type TopUpOutcome = { ok: boolean; stored?: number; stale?: boolean };
 
 const available = (r: UserReservation) => r.reserved - r.releasing - r.inFlightTotal - r.pendingTotal;
 
@@ -171,7 +179,7 @@ export class ReservationBook {
         // after a top-up of its own (a burst of requests of a user without credits would otherwise take one write
         // each, one after the other).
         const seen = await r.topUp;
-        const couldSpend = seen.ok || seen.stored === undefined ? undefined : seen.stored + available(r);
+        const couldSpend = seen.ok || seen.stored === undefined || seen.stale ? undefined : seen.stored + available(r);
         if (couldSpend !== undefined && couldSpend < amount) return { ok: false, balance: couldSpend };
         continue;
       }
@@ -180,7 +188,7 @@ export class ReservationBook {
         continue;
       }
       r.topUp = this.reserve(userId, r, amount - available(r), true);
-      let outcome: { ok: boolean; stored?: number };
+      let outcome: TopUpOutcome;
       try {
         outcome = await r.topUp;
       } finally {
@@ -189,11 +197,13 @@ export class ReservationBook {
       if (outcome.ok) continue;
       // Charges that settled while the top-up was written may have made room: take it rather than refuse.
       if (available(r) >= amount) continue;
+      // Or credits this instance gave back while it was written may have landed after it: read them with another.
+      if (outcome.stale && retries++ < MAX_TOP_UP_RETRIES) continue;
       // Or enough that a smaller top-up now covers the rest: what the refused one saw stored (credits given back by
       // this instance's flush, say) plus what settled meanwhile. Bounded: each try is a write.
       const couldSpend = outcome.stored === undefined ? undefined : outcome.stored + available(r);
       if (couldSpend !== undefined && couldSpend >= amount && retries++ < MAX_TOP_UP_RETRIES) continue;
-      return { ok: false, balance: couldSpend };
+      return { ok: false, balance: outcome.stale ? undefined : couldSpend };
     }
   }
 
@@ -361,7 +371,7 @@ export class ReservationBook {
   private state(userId: string): UserReservation {
     let r = this.users.get(userId);
     if (!r) {
-      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, transit: new Set(), readers: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false, aheadRefused: false };
+      r = { reserved: 0, releasing: 0, inTransit: 0, version: 0, releases: 0, transit: new Set(), readers: 0, inFlight: new Map(), inFlightTotal: 0, pending: [], pendingTotal: 0, lastActivity: this.clock.now(), inDoubt: [], scarce: false, aheadRefused: false };
       this.users.set(userId, r);
     }
     return r;
@@ -402,9 +412,10 @@ export class ReservationBook {
   }
 
   /** One top-up of a chunk; with `partial`, when the balance has less, what there is if that covers `need`. */
-  private async reserve(userId: string, r: UserReservation, need: number, partial: boolean): Promise<{ ok: boolean; stored?: number }> {
+  private async reserve(userId: string, r: UserReservation, need: number, partial: boolean): Promise<TopUpOutcome> {
     // A top-up blocks this user's new requests on one write: make it rare.
     const chunk = this.chunkFor(need);
+    const releases = r.releases;
     let amount = chunk;
     for (let attempt = 0; attempt < 3; attempt++) {
       const movement = this.movement(userId, "hold", -amount, true);
@@ -424,7 +435,7 @@ export class ReservationBook {
       }
       // Not enough for a whole chunk: take what there is, if it covers this request.
       if (outcome.status !== "refused" || !partial) return { ok: false };
-      if (outcome.balance < need) return { ok: false, stored: outcome.balance };
+      if (outcome.balance < need) return { ok: false, stored: outcome.balance, stale: r.releases !== releases };
       amount = outcome.balance;
     }
     return { ok: false };
@@ -464,6 +475,7 @@ export class ReservationBook {
     const unused = releaseUnused && !r.reading ? available(r) : 0;
     if (unused > 0) {
       r.releasing += unused;
+      r.releases += 1;
       const movement = this.movement(userId, "release", unused, false);
       writes.push(this.inTransit(r, this.writer.append(userId, movement))
         .then(
