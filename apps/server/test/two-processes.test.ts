@@ -142,8 +142,12 @@ describe("two gateway processes sharing one database and one Redis", () => {
         headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json" },
         body: JSON.stringify(body),
       });
+      const earlier = new Set(fakes.imageB.tasks.keys());
       const inFlight = [post("/api/v1/imageB.1", { prompt: "a red kite" }), post("/api/v1/task", { model: "imageB-1-dev", prompt: "a blue kite" })];
-      await new Promise((r) => setTimeout(r, 700));
+      // both tasks submitted and polled once (a fixed wait let a loaded machine signal before the requests arrived)
+      const polled = () => [...fakes.imageB.tasks].filter(([id, task]) => !earlier.has(id) && task.polls >= 1).length;
+      const deadline = Date.now() + 15_000;
+      while (polled() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       const exited = new Promise((resolve) => c.process.once("exit", resolve));
       c.process.kill("SIGTERM");
       const answers = await Promise.all(inFlight);
