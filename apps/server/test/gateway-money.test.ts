@@ -214,9 +214,13 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
       received += new TextDecoder().decode(value);
     }
     controller.abort();
-    await new Promise((r) => setTimeout(r, 800));
-    const spent = 1_000_000 - (await balanceMicros(server, user.userId));
     const full = 40 + 2 * 41; // what the whole answer would have cost at the fake's usage
+    // until the request settles: its hold (max_tokens 100) is more than the full answer costs; a fixed wait was too
+    // short on a loaded machine
+    const spentNow = async () => 1_000_000 - (await balanceMicros(server, user.userId));
+    const deadline = Date.now() + 10_000;
+    while ((await spentNow()) >= full && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const spent = await spentNow();
     expect(spent).toBeGreaterThan(0);
     expect(spent).toBeLessThan(full);
     expect((await server.app.context.ledger.verify(user.userId)).ok).toBe(true);
