@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import OpenAI from "openai";
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "@gw/providers";
@@ -243,6 +244,29 @@ describe("upstream 429: the provider's wording about the operator's account stay
     expect(res.status).toBe(502);
     expect(res.headers.get("retry-after")).toBe("20");
     expect(await readJson(res)).toEqual({ error: { message: "The upstream provider failed (HTTP 429): it is rate-limiting the gateway.", type: "api_error", code: "upstream_error" } });
+    expect(await balanceMicros(stand.server, user.userId)).toBe(1_000_000);
+  });
+});
+
+describe("upstream 401/402/403: the operator's configuration, which an SDK retry cannot change", () => {
+  let calls = 0;
+  let status = 401;
+  const stand = rawUpstreamStand((_req, res) => {
+    calls++;
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: "Incorrect API key provided: sk-oper****ator.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }));
+  });
+
+  it.each([401, 402, 403])("HTTP %i: 502 upstream_error with x-should-retry: false, so the official SDK does not send it again", async (upstreamStatus) => {
+    const user = await fundedUser(stand.server, 1);
+    const client = new OpenAI({ apiKey: user.key, baseURL: `${stand.server.url}/v1`, maxRetries: 2 });
+    status = upstreamStatus;
+    calls = 0;
+    const err = await client.chat.completions.create({ model: "textA-4", messages: [{ role: "user", content: "hi" }], max_tokens: 10 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get("x-should-retry")).toBe("false");
+    expect(calls).toBe(1);
     expect(await balanceMicros(stand.server, user.userId)).toBe(1_000_000);
   });
 });

@@ -22,13 +22,17 @@ export function readErrorMessage(body: string, pick: (json: unknown) => unknown)
  * account, and may quote part of its key. So does a 402 (the operator's account with the provider cannot pay): its
  * "Insufficient credits" would read as the caller's own balance. So does a 429: OpenAI's and Anthropic's name the
  * operator's organization and its quota ("in organization org-…", "You exceeded your current quota").
+ * The first two are the operator's configuration, as an unconfigured provider is: `x-should-retry: false` keeps the
+ * OpenAI SDKs, which retry every 5xx, from sending the request again to meet the same refusal.
  */
+const DO_NOT_RETRY = { headers: { "x-should-retry": "false" } };
+
 export function upstreamStatusError(status: number, message: string | undefined): AppError {
   if (status === 401 || status === 403) {
-    return new AppError("upstream_error", `The upstream provider failed (HTTP ${status}): it refused the gateway's credentials.`);
+    return new AppError("upstream_error", `The upstream provider failed (HTTP ${status}): it refused the gateway's credentials.`, DO_NOT_RETRY);
   }
   if (status === 402) {
-    return new AppError("upstream_error", "The upstream provider failed (HTTP 402): it refused the gateway's account for payment.");
+    return new AppError("upstream_error", "The upstream provider failed (HTTP 402): it refused the gateway's account for payment.", DO_NOT_RETRY);
   }
   if (status === 429) {
     return new AppError("upstream_error", "The upstream provider failed (HTTP 429): it is rate-limiting the gateway.");
