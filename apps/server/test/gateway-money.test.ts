@@ -180,8 +180,11 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     expect(cost).toBeGreaterThan(held);
     // A slow upstream; meanwhile the user looks idle and the instance gives its unused reserved credits back.
     fakes.textA.failNext(1, { kind: "delay", ms: 1_000 });
+    const reached = fakes.textA.requests.length;
     const pending = postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
-    await new Promise((r) => setTimeout(r, 300));
+    // once the request holds its credits and waits at the upstream (a fixed wait could miss that on a loaded machine)
+    const deadline = Date.now() + 10_000;
+    while (fakes.textA.requests.length === reached && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     server.clock.advance(5_000);
     await server.app.context.ledger.flush();
     const res = await pending;
@@ -549,16 +552,25 @@ describe("limits, idempotency and the usage API", () => {
     const plans = server.app.context.plans;
     const planFor = plans.planFor.bind(plans);
     // a slow plan lookup (a cache miss reads the database) keeps the request in admission while the client leaves
+    let looked = 0;
     plans.planFor = async (userId) => {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      return planFor(userId);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return await planFor(userId);
+      } finally {
+        looked++;
+      }
     };
     try {
       for (let i = 0; i < 2; i++) {
         const aborted = postJson(server, "/v1/chat/completions", user.key, chat("gone"), {}, AbortSignal.timeout(100));
         await expect(aborted).rejects.toThrow();
       }
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // until both admissions are past their plan lookup (a fixed wait was too short on a loaded machine), then a
+      // moment for the rest of the admission
+      const deadline = Date.now() + 10_000;
+      while (looked < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
       plans.planFor = planFor;
     }
@@ -576,11 +588,14 @@ describe("limits, idempotency and the usage API", () => {
     expect(second.headers.get("idempotent-replayed")).toBe("true");
     expect(await readJson(second)).toEqual(await readJson(first));
     expect(await balanceMicros(server, user.userId)).toBe(after);
-    fakes.textA.failNext(1, { kind: "delay", ms: 500 });
-    const [a, b] = await Promise.all([
-      postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" }),
-      new Promise((r) => setTimeout(r, 150)).then(() => postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" })),
-    ]);
+    fakes.textA.failNext(1, { kind: "delay", ms: 2_000 });
+    // the duplicate is sent once the first request has reached the upstream (so holds the key): a fixed head start
+    // was not always enough on a loaded machine
+    const reached = fakes.textA.requests.length;
+    const first2 = postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" });
+    const deadline = Date.now() + 10_000;
+    while (fakes.textA.requests.length === reached && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const [a, b] = await Promise.all([first2, postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" })]);
     expect([a.status, b.status]).toEqual([200, 409]);
     expect((await readJson(b)).error.code).toBe("conflict");
     // a duplicate in progress may be retried shortly
