@@ -185,8 +185,10 @@ describe("textB: a Messages stream that only sends pings has stalled", () => {
     expect(res.status).toBe(200);
     const events = (await res.text()).trim().split("\n\n");
     expect(events.at(-1)).toBe('data: {"error":{"message":"The upstream provider did not answer in time.","type":"api_error","code":"upstream_timeout"}}');
-    await new Promise((r) => setTimeout(r, 300));
-    // 20 prompt tokens as message_start reported them, "hello world" = 2 tokens
+    // 20 prompt tokens as message_start reported them, "hello world" = 2 tokens; the charge settles after the
+    // stream ended, so wait for it (a fixed wait was too short on a loaded machine)
+    const deadline = Date.now() + 10_000;
+    while (1_000_000 - (await balanceMicros(server, user.userId)) !== textCost(20, 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(20, 2));
   });
 });

@@ -57,8 +57,10 @@ describe("textA: an OpenAI-protocol stream that only sends SSE comments has stal
     expect(res.status).toBe(200);
     const events = (await res.text()).trim().split("\n\n");
     expect(events.at(-1)).toBe('data: {"error":{"message":"The upstream provider did not answer in time.","type":"api_error","code":"upstream_timeout"}}');
-    await new Promise((r) => setTimeout(r, 300));
-    // the prompt as counted ("hi" in a user message: 8 tokens), "hello world" = 2 tokens
+    // the prompt as counted ("hi" in a user message: 8 tokens), "hello world" = 2 tokens; the charge settles after the
+    // stream ended, so wait for it (a fixed wait was too short on a loaded machine)
+    const deadline = Date.now() + 10_000;
+    while (1_000_000 - (await balanceMicros(server, user.userId)) !== textCost(8, 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(8, 2));
   });
 });
