@@ -173,8 +173,11 @@ describe("the database unreachable for a while", () => {
     expect((await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${created.body.key as string}` } })).status).toBe(200);
     // the record is taken before the upstream call; the database goes away while the upstream answers
     fakes.textA.failNext(1, { kind: "delay", ms: 3_000 }, { path: "/v1/chat/completions" });
+    const reached = fakes.textA.requests.length;
     const first = chat();
-    await new Promise((r) => setTimeout(r, 1_000));
+    // until the request waits at the upstream, its record taken (a fixed second could be too short on a loaded machine)
+    const reachedBy = Date.now() + 15_000;
+    while (fakes.textA.requests.length === reached && Date.now() < reachedBy) await new Promise((r) => setTimeout(r, 20));
     // gone at once (a graceful stop keeps answering for seconds), and still gone when the answer is ready to store
     const pid = mongo.pid;
     if (pid === undefined) throw new Error("FerretDB has no pid");
