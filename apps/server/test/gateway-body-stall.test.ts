@@ -8,7 +8,9 @@ import { balanceMicros, fundedUser, postJson } from "./support/gateway-fixtures"
 // A client that sends its headers and then stalls the body holds its request, and the account's concurrency slot
 // (taken before the body is read), until the body idle timeout: then 408 request_timeout and the connection closes.
 
-const IDLE_MS = 600;
+// long enough that a loaded machine's event-loop lag neither times out the trickling body below nor lets the
+// stalled requests time out before the test's third request checks their slots
+const IDLE_MS = 1_500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface RawAnswer {
@@ -71,8 +73,26 @@ describe("a request body that stops arriving", () => {
       const user = await fundedUser(server, 5);
       const half = Buffer.from(chat.slice(0, 20));
       // the free plan's 2 concurrent requests, both stalled
-      const stalled = [rawPost(server.url, headOf(path, user.key, chat.length), [half]), rawPost(server.url, headOf(path, user.key, chat.length), [half])];
-      await sleep(IDLE_MS / 3);
+      const plans = server.app.context.plans;
+      const planFor = plans.planFor.bind(plans);
+      let admitted = 0;
+      plans.planFor = async (userId) => {
+        try {
+          return await planFor(userId);
+        } finally {
+          if (userId === user.userId) admitted++;
+        }
+      };
+      let stalled: Promise<RawAnswer>[];
+      try {
+        stalled = [rawPost(server.url, headOf(path, user.key, chat.length), [half]), rawPost(server.url, headOf(path, user.key, chat.length), [half])];
+        // until both are past their plan lookup, i.e. hold their slots (a fixed wait was too short on a loaded machine)
+        const deadline = Date.now() + IDLE_MS / 2;
+        while (admitted < 2 && Date.now() < deadline) await sleep(10);
+        await sleep(50);
+      } finally {
+        plans.planFor = planFor;
+      }
       const refused = await postJson(server, path, user.key, JSON.parse(chat));
       expect(refused.status).toBe(429);
       for (const answer of await Promise.all(stalled)) {
