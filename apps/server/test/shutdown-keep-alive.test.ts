@@ -3,7 +3,7 @@
 // new connection that the stopped gateway refuses (ECONNREFUSED: surely not run, safe to send elsewhere), never onto
 // the old one that the drain closes under it (ECONNRESET: a POST the client cannot tell was not run).
 import http from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "@gw/db";
 import type { Ledger } from "@gw/billing/ledger/index";
 import { newId } from "@gw/shared";
@@ -51,8 +51,11 @@ describe("SIGTERM with requests queued on a keep-alive connection", () => {
     try {
       expect(await chat("warm")).toEqual({ status: 200, connection: "keep-alive" });
       fakes.textA.latencyMs = 1_500;
+      const chatsUpstream = () => fakes.textA.requests.filter((r) => r.path === "/v1/chat/completions").length;
+      const before = chatsUpstream();
       const answers = [chat("first"), chat("second"), chat("third")];
-      await new Promise((r) => setTimeout(r, 300));
+      // "first" is in flight once the upstream has it (a fixed pause could signal before it even reached the gateway)
+      await vi.waitFor(() => expect(chatsUpstream()).toBe(before + 1), { timeout: 10_000, interval: 20 });
       const exited = new Promise<number | null>((resolve) => gateway.process.once("exit", (code) => resolve(code)));
       gateway.process.kill("SIGTERM");
       expect(await Promise.all(answers)).toEqual([{ status: 200, connection: "close" }, { error: "ECONNREFUSED" }, { error: "ECONNREFUSED" }]);
