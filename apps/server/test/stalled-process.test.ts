@@ -1,7 +1,7 @@
 // A gateway process stalled (SIGSTOP) past the dead-instance limit while a request held credits: another process
 // sweeps its reservation; once resumed, it must reserve again only under a new identity, or those credits stay held
 // for good (an identity is swept once) and its own requests are refused with the user's balance sitting in them.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "@gw/db";
 import type { Ledger } from "@gw/billing/ledger/index";
 import { dollarsToMicros, newId } from "@gw/shared";
@@ -55,12 +55,18 @@ describe("a gateway process stalled past the hold TTL", () => {
     // The upstream reports more prompt than the gateway counted (an image, another tokenizer): the settle tops the
     // hold up from the balance, the first reservation the process makes once it runs again.
     fakes.textA.usageDetails = { prompt_tokens: 5_000 };
+    const chatsUpstream = () => fakes.textA.requests.filter((r) => r.path === "/v1/chat/completions").length;
+    const before = chatsUpstream();
     const inFlight = chat();
-    await new Promise((r) => setTimeout(r, 300));
+    // stalled only once it holds the credits and waits on the upstream (a fixed pause could stop it before it reserved)
+    await vi.waitFor(async () => {
+      expect(chatsUpstream()).toBe(before + 1);
+      expect(await ledger.balance(user.id)).toBeLessThan(dollarsToMicros(1));
+    }, { timeout: 10_000, interval: 20 });
     stalled.process.kill("SIGSTOP");
-    // min(HOLD_TTL_SECONDS, 120 s) plus up to one 5 s check: the sweeper gives the held credits back
+    // min(HOLD_TTL_SECONDS, 120 s) plus up to one 5 s check: the sweeper gives the held credits back (bound: slack for a loaded machine)
     const start = Date.now();
-    while ((await ledger.balance(user.id)) !== dollarsToMicros(1) && Date.now() - start < 15_000) await new Promise((r) => setTimeout(r, 250));
+    while ((await ledger.balance(user.id)) !== dollarsToMicros(1) && Date.now() - start < 30_000) await new Promise((r) => setTimeout(r, 250));
     expect(await ledger.balance(user.id)).toBe(dollarsToMicros(1));
     stalled.process.kill("SIGCONT");
     expect((await inFlight).status).toBe(200);
