@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Stripe from "stripe";
-import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, inject, vi } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { call, verifiedUser } from "./auth-helpers";
 import { ferretdbPids, startServerProcess, stopEverything, type ServerProcess } from "./support/server-process";
@@ -64,12 +64,15 @@ describe.runIf(process.platform === "linux")("Ctrl-C on a gateway with its embed
     expect(hook.status).toBe(200);
 
     upstreams.textA.failNext(1, { kind: "delay", ms: 5_000 }, { path: "/v1/chat/completions" });
+    const chatsUpstream = () => upstreams.textA.requests.filter((r) => r.path === "/v1/chat/completions").length;
+    const before = chatsUpstream();
     const inFlight = fetch(`${first.url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "textA-4", messages: [{ role: "user", content: "Hello" }] }),
     });
-    await new Promise((r) => setTimeout(r, 500));
+    // in flight once the upstream has it: a fixed pause could signal before the request even reached the gateway
+    await vi.waitFor(() => expect(chatsUpstream()).toBe(before + 1), { timeout: 10_000, interval: 20 });
     const pid = first.process.pid;
     if (pid === undefined) throw new Error("no pid");
     process.kill(-pid, "SIGINT"); // what Ctrl-C does: the signal goes to the whole process group
@@ -125,8 +128,8 @@ describe.runIf(process.platform === "linux")("Ctrl-C on a gateway with its embed
       expect(ferretdbPids(dir)).toHaveLength(1);
       child.kill("SIGINT");
       expect(await exit).toBe(130);
-      await new Promise((r) => setTimeout(r, 500));
-      expect(ferretdbPids(dir)).toEqual([]);
+      // the exit hook sent SIGTERM: the FerretDB (or its wrapper) ends soon after, not necessarily within a fixed pause
+      await vi.waitFor(() => expect(ferretdbPids(dir)).toEqual([]), { timeout: 10_000, interval: 50 });
     } finally {
       child.kill("SIGKILL");
       for (const pid of ferretdbPids(dir)) process.kill(pid, "SIGKILL");
