@@ -16,6 +16,16 @@ describe("health checks", () => {
     expect(report.timestamp).toBe(new Date(0).toISOString());
   });
 
+  it("keeps the answer of a check whose own deadline fires in the same turn as the registry's (a busy process)", async () => {
+    const checks = createHealthChecks({ clock: new ManualClock(0), timeoutMs: 50 });
+    // its own 50 ms timer is due with the registry's; its answer comes back a turn later, as a timed-out fetch's does
+    checks.register("text_provider", () => new Promise((resolve) => {
+      setTimeout(() => setImmediate(() => resolve({ status: "degraded", issue: "textB: timed out" })), 50);
+    }));
+    const report = await checks.report();
+    expect(report.services.text_provider).toMatchObject({ status: "degraded", issue: "textB: timed out" });
+  });
+
   it("turns a hanging check into unhealthy within its timeout", async () => {
     const checks = createHealthChecks({ clock: new ManualClock(0), timeoutMs: 50 });
     checks.register("text_provider", () => new Promise(() => undefined));
