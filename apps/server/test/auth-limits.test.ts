@@ -198,8 +198,8 @@ describe("per-account login throttling and password reset", () => {
     for (let i = 0; i < 3; i++) expect((await attempt(`Guess-${i}-Lamp-9`)).status).toBe(401);
     expect((await attempt(PASSWORD)).status).toBe(429);
     expect((await call(server, "POST", "/api/auth/password-reset", { body: { email } })).status).toBe(200);
-    // the mail is sent after the answer
-    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"));
+    // the mail is sent after the answer (vi.waitFor's default 1 s is no bound for a loaded machine)
+    const token = await vi.waitFor(() => tokenFromMail(server, email, "reset-password"), { timeout: 10_000, interval: 50 });
     const newPassword = "Brand-New-Lamp-84";
     expect((await call(server, "POST", "/api/auth/password-reset/confirm", { body: { token, password: newPassword } })).status).toBe(200);
     const ok = await attempt(newPassword);

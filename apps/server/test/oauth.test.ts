@@ -245,7 +245,8 @@ describe("OAuth sign-in (Google, GitHub) against a local fake provider", () => {
     server.clock.advance(11 * 60 * 1000);
     const { res } = await roundTrip("google");
     expect(res.headers.get("location")).toBe("/dashboard");
-    await vi.waitFor(async () => expect(await uses.countDocuments()).toBe(1));
+    // pruned in the background: vi.waitFor's default 1 s is no bound for a loaded machine
+    await vi.waitFor(async () => expect(await uses.countDocuments()).toBe(1), { timeout: 10_000, interval: 50 });
   });
 
   it("reports a refused code exchange as /login?error=oauth_failed", async () => {

@@ -92,7 +92,7 @@ describe("text-to-speech", () => {
       // a refusal is not retried by the client: the one background refresh is one request
       h.fakes.speech.failNext(100, { kind: "status", status: 401 }, { path: "/v1/voices" });
       await tts("Rachel", gateway);
-      await expect.poll(voiceFetches).toBe(2);
+      await expect.poll(voiceFetches, { timeout: 10_000, interval: 20 }).toBe(2);
       await new Promise((resolve) => setTimeout(resolve, 100));
       for (const voice of ["Rachel", "Bella", "adam"]) await expect(tts(voice, gateway)).resolves.toMatchObject({ contentType: "audio/mpeg" });
       expect(voiceFetches()).toBe(2);
