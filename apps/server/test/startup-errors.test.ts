@@ -14,12 +14,14 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist
 const dataDirs: string[] = [];
 
 /** Runs the built server with these settings until it exits (at most 30 s); its exit code and stderr. */
-async function startExpectingExit(env: Record<string, string>, user: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stderr: string }> {
+async function startExpectingExit(env: Record<string, string | undefined>, user: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stderr: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-start-"));
   dataDirs.push(dataDir);
+  const settings = { DATA_DIR: dataDir, SESSION_SECRET: "startup-errors-secret-startup-errors-01", ...env };
   const child = spawn(process.execPath, [MAIN], {
+    // a setting given as undefined is left unset
     // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
-    env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", DATA_DIR: dataDir, SESSION_SECRET: "startup-errors-secret-startup-errors-01", ...env },
+    env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) },
     stdio: ["ignore", "ignore", "pipe"],
     ...user,
   });
@@ -260,6 +262,17 @@ describe("start-up errors", () => {
       expect(stderr, dataDir).toContain(`DATA_DIR ${dataDir} is not writable`);
       expect(stderr, dataDir).not.toMatch(STACK_LINE);
     }
+  }, 60_000);
+
+  it("SESSION_SECRET unset and DATA_DIR's generated session-secret file empty: exit 1 naming both, no stack trace", async () => {
+    // it started with an empty secret, and every login was a 500 ("Empty password" sealing the session)
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-start-secret-"));
+    dataDirs.push(dataDir);
+    writeFileSync(path.join(dataDir, "session-secret"), "\n");
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), DATA_DIR: dataDir, SESSION_SECRET: undefined });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`SESSION_SECRET is unset and ${path.join(dataDir, "session-secret")} holds 0 characters`);
+    expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
 
   it("PORT=0 without PUBLIC_URL: exit 1 naming both, no stack trace", async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { isIP, isIPv4 } from "node:net";
 import path from "node:path";
 import { z } from "zod";
@@ -36,6 +36,9 @@ const MAX_TIMER_MS = 2_147_483_647;
 const timerMs = (headroom = 0) => envNumber((n) => n.int().positive()
   .max(MAX_TIMER_MS - headroom, `must be at most ${MAX_TIMER_MS - headroom} ms (about 24 days, Node's longest timer)`));
 
+/** The shortest session secret taken (SESSION_SECRET's rule; iron-session needs 32 characters). */
+const SESSION_SECRET_MIN_LENGTH = 32;
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: envNumber((n) => n.int().min(0).max(65535)).default(3000),
@@ -44,7 +47,7 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default(".data"),
   MONGODB_URI: z.string().min(1).optional(),
   FERRETDB_BIN: z.string().optional(),
-  SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
+  SESSION_SECRET: z.string().min(SESSION_SECRET_MIN_LENGTH, `SESSION_SECRET must be at least ${SESSION_SECRET_MIN_LENGTH} characters`).optional(),
   // a session's expiry is a date: SESSION_TTL_DAYS=1000000000 started and every login answered 500 (no such date)
   SESSION_TTL_DAYS: envNumber((n) => n.positive().max(3650, "must be at most 3650 days (ten years)")).default(7),
   SESSION_MAX_DAYS: envNumber((n) => n.positive().max(3650, "must be at most 3650 days (ten years)")).default(30),
@@ -319,13 +322,30 @@ function checkDataDir(dataDir: string): void {
   }
 }
 
-/** Development convenience: a generated secret kept under DATA_DIR so sessions survive restarts. */
+/**
+ * Development convenience: a generated secret kept under DATA_DIR so sessions survive restarts. It is written whole
+ * under another name and linked in place, so that two servers starting on one fresh DATA_DIR keep the same secret
+ * (the second one's overwrote the first's, whose sessions the second then refused) and neither reads a half-written
+ * file. A file too short to be a secret (empty) stops the start: every login sealed its session with it and was a 500.
+ */
 function developmentSecret(dataDir: string): string {
   const file = path.join(dataDir, "session-secret");
-  if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString("hex");
-  writeFileSync(file, secret, { mode: 0o600 });
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    const draft = `${file}.${process.pid}-${randomBytes(4).toString("hex")}`;
+    writeFileSync(draft, randomBytes(32).toString("hex"), { mode: 0o600 });
+    try {
+      linkSync(draft, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    } finally {
+      unlinkSync(draft);
+    }
+  }
+  const secret = readFileSync(file, "utf8").trim();
+  if (secret.length < SESSION_SECRET_MIN_LENGTH) {
+    throw new ConfigError(`SESSION_SECRET is unset and ${file} holds ${secret.length} characters, fewer than the ${SESSION_SECRET_MIN_LENGTH} a session secret needs: delete that file (a new secret is generated) or set SESSION_SECRET`);
+  }
   return secret;
 }
 
