@@ -9,6 +9,7 @@ export class UsageRecorder {
   private pending = new Map<string, UsageDelta>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private running = false;
 
   constructor(
     private readonly write: (delta: UsageDelta) => Promise<void>,
@@ -17,7 +18,7 @@ export class UsageRecorder {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.intervalMs);
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
     this.timer.unref();
   }
 
@@ -35,9 +36,10 @@ export class UsageRecorder {
     }
   }
 
-  flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writePending());
-    return this.flushing;
+  /** Writes what is pending now, once a flush still writing is done. */
+  async flush(): Promise<void> {
+    await this.flushing;
+    await this.tick();
   }
 
   async stop(): Promise<void> {
@@ -45,18 +47,32 @@ export class UsageRecorder {
     await this.flush();
   }
 
+  /**
+   * The timer's flush: none while one is still writing. Chained one per tick, an outage queued a flush a second, each
+   * waiting on the database for every key, and the shutdown's last flush waited behind all of them: past its 30 s,
+   * before the ledger's pending charges were written.
+   */
+  private tick(): Promise<void> {
+    if (this.running) return this.flushing;
+    this.running = true;
+    this.flushing = this.writePending().finally(() => { this.running = false; });
+    return this.flushing;
+  }
+
   private async writePending(): Promise<void> {
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
     this.pending = new Map();
-    for (const delta of batch) {
+    for (const [i, delta] of batch.entries()) {
       try {
         await this.write(delta);
       } catch (err) {
         // Kept for the next flush: a database blip (requests still served from the key cache and held credits) must
-        // not lose those uses from usage_count. Uses still unwritten when the process exits are lost.
+        // not lose those uses from usage_count. Uses still unwritten when the process exits are lost. The rest of the
+        // batch is kept untried: a database that refused one write refuses the next after the same wait (5 s each).
         this.logger.warn({ err: String(err), keyId: delta.keyId }, "could not record api key usage; retrying on the next flush");
-        this.add(delta);
+        for (const kept of batch.slice(i)) this.add(kept);
+        return;
       }
     }
   }
