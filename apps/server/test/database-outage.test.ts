@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import type { Ledger } from "@gw/billing/ledger/index";
 import { newId } from "@gw/shared";
@@ -176,8 +176,7 @@ describe("the database unreachable for a while", () => {
     const reached = fakes.textA.requests.length;
     const first = chat();
     // until the request waits at the upstream, its record taken (a fixed second could be too short on a loaded machine)
-    const reachedBy = Date.now() + 15_000;
-    while (fakes.textA.requests.length === reached && Date.now() < reachedBy) await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(fakes.textA.requests.length).toBeGreaterThan(reached), { timeout: 15_000, interval: 20 });
     // gone at once (a graceful stop keeps answering for seconds), and still gone when the answer is ready to store
     const pid = mongo.pid;
     if (pid === undefined) throw new Error("FerretDB has no pid");

@@ -2,7 +2,7 @@
 // (support/anthropic-docs-fake.ts), driven with the official openai SDK and plain HTTP: what reaches Messages, what
 // comes back in OpenAI's shape, and what is charged (SPEC 8: 1 micro-dollar per input token, 2 per output token).
 import OpenAI from "openai";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
 import { countMessageTokens, countTokens } from "@gw/providers";
 import { startTestServer, type TestServer } from "./harness";
@@ -187,8 +187,6 @@ describe("textB: a Messages stream that only sends pings has stalled", () => {
     expect(events.at(-1)).toBe('data: {"error":{"message":"The upstream provider did not answer in time.","type":"api_error","code":"upstream_timeout"}}');
     // 20 prompt tokens as message_start reported them, "hello world" = 2 tokens; the charge settles after the
     // stream ended, so wait for it (a fixed wait was too short on a loaded machine)
-    const deadline = Date.now() + 10_000;
-    while (1_000_000 - (await balanceMicros(server, user.userId)) !== textCost(20, 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(20, 2));
+    await vi.waitFor(async () => expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(20, 2)), { timeout: 10_000, interval: 50 });
   });
 });

@@ -1,6 +1,6 @@
 import net from "node:net";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson } from "./support/gateway-fixtures";
@@ -87,8 +87,7 @@ describe("a request body that stops arriving", () => {
       try {
         stalled = [rawPost(server.url, headOf(path, user.key, chat.length), [half]), rawPost(server.url, headOf(path, user.key, chat.length), [half])];
         // until both are past their plan lookup, i.e. hold their slots (a fixed wait was too short on a loaded machine)
-        const deadline = Date.now() + IDLE_MS / 2;
-        while (admitted < 2 && Date.now() < deadline) await sleep(10);
+        await vi.waitFor(() => expect(admitted).toBe(2), { timeout: IDLE_MS / 2, interval: 10 });
         await sleep(50);
       } finally {
         plans.planFor = planFor;

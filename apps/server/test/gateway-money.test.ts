@@ -183,8 +183,7 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     const reached = fakes.textA.requests.length;
     const pending = postJson(server, "/v1/chat/completions", user.key, { model: "textA-4", messages, max_tokens: 100, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
     // once the request holds its credits and waits at the upstream (a fixed wait could miss that on a loaded machine)
-    const deadline = Date.now() + 10_000;
-    while (fakes.textA.requests.length === reached && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(fakes.textA.requests.length).toBeGreaterThan(reached), { timeout: 10_000, interval: 10 });
     server.clock.advance(5_000);
     await server.app.context.ledger.flush();
     const res = await pending;
@@ -221,11 +220,8 @@ describe("money: failures cost nothing, cut streams charge what was produced, ho
     // until the request settles: its hold (max_tokens 100) is more than the full answer costs; a fixed wait was too
     // short on a loaded machine
     const spentNow = async () => 1_000_000 - (await balanceMicros(server, user.userId));
-    const deadline = Date.now() + 10_000;
-    while ((await spentNow()) >= full && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const spent = await spentNow();
-    expect(spent).toBeGreaterThan(0);
-    expect(spent).toBeLessThan(full);
+    await vi.waitFor(async () => expect(await spentNow()).toBeLessThan(full), { timeout: 10_000, interval: 50 });
+    expect(await spentNow()).toBeGreaterThan(0);
     expect((await server.app.context.ledger.verify(user.userId)).ok).toBe(true);
   });
 
@@ -568,8 +564,7 @@ describe("limits, idempotency and the usage API", () => {
       }
       // until both admissions are past their plan lookup (a fixed wait was too short on a loaded machine), then a
       // moment for the rest of the admission
-      const deadline = Date.now() + 10_000;
-      while (looked < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      await vi.waitFor(() => expect(looked).toBe(2), { timeout: 10_000, interval: 25 });
       await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
       plans.planFor = planFor;
@@ -593,8 +588,7 @@ describe("limits, idempotency and the usage API", () => {
     // was not always enough on a loaded machine
     const reached = fakes.textA.requests.length;
     const first2 = postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" });
-    const deadline = Date.now() + 10_000;
-    while (fakes.textA.requests.length === reached && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(fakes.textA.requests.length).toBeGreaterThan(reached), { timeout: 10_000, interval: 10 });
     const [a, b] = await Promise.all([first2, postJson(server, "/v1/chat/completions", user.key, chat("slow"), { "idempotency-key": "order-2" })]);
     expect([a.status, b.status]).toEqual([200, 409]);
     expect((await readJson(b)).error.code).toBe("conflict");

@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson } from "./support/gateway-fixtures";
 
@@ -59,8 +59,6 @@ describe("textA: an OpenAI-protocol stream that only sends SSE comments has stal
     expect(events.at(-1)).toBe('data: {"error":{"message":"The upstream provider did not answer in time.","type":"api_error","code":"upstream_timeout"}}');
     // the prompt as counted ("hi" in a user message: 8 tokens), "hello world" = 2 tokens; the charge settles after the
     // stream ended, so wait for it (a fixed wait was too short on a loaded machine)
-    const deadline = Date.now() + 10_000;
-    while (1_000_000 - (await balanceMicros(server, user.userId)) !== textCost(8, 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(8, 2));
+    await vi.waitFor(async () => expect(1_000_000 - (await balanceMicros(server, user.userId))).toBe(textCost(8, 2)), { timeout: 10_000, interval: 50 });
   });
 });
