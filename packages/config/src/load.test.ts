@@ -31,6 +31,16 @@ describe("loadConfig: HEAP_GROWING_PERCENT", () => {
   });
 });
 
+describe("loadConfig: numeric settings", () => {
+  it("take decimal numbers, an exponent included, and refuse hexadecimal, octal and binary naming the variable", () => {
+    expect(loadConfig({ ...base(), PORT: " 8080 " }).port).toBe(8080);
+    expect(loadConfig({ ...base(), PORT: "3e3" }).port).toBe(3000);
+    for (const value of ["0x50", "0o120", "0b1010000", "Infinity", "80 80"]) {
+      expect(() => loadConfig({ ...base(), PORT: value }), value).toThrow(/PORT.*must be a decimal number|must be a decimal number.*PORT/s);
+    }
+  });
+});
+
 describe("loadConfig: LIMIT_<NAME>", () => {
   it("takes <points>/<seconds> and refuses 0 of either, as CONFIG_FILE does, naming the variable", () => {
     expect(loadConfig({ ...base(), LIMIT_LOGIN_IP: "20/60" }).limits.loginIp).toEqual({ points: 20, duration: 60 });

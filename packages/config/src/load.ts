@@ -24,8 +24,14 @@ const upstreamUrl = (name: string) => httpUrl(name, "https://api.example.com").o
  * A number. z.coerce.number() alone reads an empty value as 0 (`Number("")`): `PORT=` in an env file started the
  * server on a random port (its mailed links on http://localhost:0), `UPSTREAM_MAX_RETRIES=` turned retries off.
  */
+/**
+ * A number written in decimal (an exponent allowed). JavaScript's `Number` also reads hexadecimal, octal and binary:
+ * PORT=0x50 listened on port 80, a surprise rather than a setting.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+
 const envNumber = (rules: (n: z.ZodNumber) => z.ZodNumber = (n) => n) =>
-  z.string().trim().min(1, "must be a number, not empty").transform(Number).pipe(rules(z.number()));
+  z.string().trim().min(1, "must be a number, not empty").regex(DECIMAL, "must be a decimal number").transform(Number).pipe(rules(z.number()));
 
 /**
  * Milliseconds that end up in a timer: Node runs a setTimeout longer than 2^31-1 ms after 1 ms instead, so
