@@ -41,6 +41,14 @@ describe("loadConfig: numeric settings", () => {
   });
 });
 
+describe("loadConfig: HOST", () => {
+  it("listens on every IPv4 interface by default and refuses an empty value naming the variable", () => {
+    expect(loadConfig(base()).host).toBe("0.0.0.0");
+    expect(loadConfig({ ...base(), HOST: "127.0.0.1" }).host).toBe("127.0.0.1");
+    expect(() => loadConfig({ ...base(), HOST: " " })).toThrow(/HOST/);
+  });
+});
+
 describe("loadConfig: LIMIT_<NAME>", () => {
   it("takes <points>/<seconds> and refuses 0 of either, as CONFIG_FILE does, naming the variable", () => {
     expect(loadConfig({ ...base(), LIMIT_LOGIN_IP: "20/60" }).limits.loginIp).toEqual({ points: 20, duration: 60 });

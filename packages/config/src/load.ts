@@ -48,7 +48,8 @@ const SESSION_SECRET_MIN_LENGTH = 32;
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: envNumber((n) => n.int().min(0).max(65535)).default(3000),
-  HOST: z.string().default("0.0.0.0"),
+  // empty listened on every interface, whatever the operator meant
+  HOST: z.string().trim().min(1, "must be an address or host name, not empty").default("0.0.0.0"),
   PUBLIC_URL: httpUrl("PUBLIC_URL", "https://gateway.example.com").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   MONGODB_URI: z.string().min(1).optional(),
