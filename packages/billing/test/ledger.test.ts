@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
 import { createLedger, type Ledger, type LedgerOptions } from "../src/ledger/index";
+import { LedgerRepository } from "../src/ledger/repository";
 
 let mongo: EmbeddedMongo;
 let dir: string;
@@ -348,6 +349,40 @@ describe("ledger", () => {
     expect(await survivor.balance("u")).toBe(100_000 - 600);
     expect(await survivor.releaseExpiredHolds()).toBe(0);
     expect((await survivor.verify()).ok).toBe(true);
+  });
+
+  it("an instance that finds itself declared dead takes one new identity, and requests meanwhile wait for it (no duplicate registration)", async () => {
+    const name = freshDb();
+    const stalledClock = new ManualClock(1_000_000);
+    const sweeperClock = new ManualClock(1_000_000);
+    const stalled = await instance(name, stalledClock);
+    const sweeper = await instance(name, sweeperClock);
+    await sweeper.credit("u", 100_000, { kind: "purchase", idempotencyKey: "c" });
+    expect((await stalled.hold("u", 1_000, { holdId: "before" })).ok).toBe(true);
+    sweeperClock.advance(61_000);
+    expect(await sweeper.releaseExpiredHolds()).toBe(1);
+    stalledClock.advance(61_000);
+    // the new identity's registration is slow (a busy database): a request and a sweep come meanwhile
+    const registerInstance = LedgerRepository.prototype.registerInstance;
+    const registered: string[] = [];
+    const spy = vi.spyOn(LedgerRepository.prototype, "registerInstance").mockImplementation(async function (this: LedgerRepository, id, at) {
+      registered.push(id);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return registerInstance.call(this, id, at);
+    });
+    try {
+      const flushed = stalled.flush();
+      await vi.waitFor(() => expect(registered).toHaveLength(1), { timeout: 10_000, interval: 10 });
+      const [held] = await Promise.all([stalled.hold("u", 1_000, { holdId: "after" }), stalled.releaseExpiredHolds(), flushed]);
+      expect(held.ok).toBe(true);
+      expect(registered).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+    await stalled.settle("u", "after", 400);
+    await stalled.flush();
+    expect(await sweeper.balance("u")).toBe(100_000 - 400);
+    expect((await sweeper.verify()).ok).toBe(true);
   });
 
   it("keeps balance = ledger sum over a random interleaving from two instances", async () => {

@@ -76,14 +76,29 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   /** when this instance last confirmed it is still registered (its reservations not swept) */
   let lastBeatAt = clock.now();
 
-  async function register(): Promise<void> {
-    const at = clock.now();
-    await repo.registerInstance(instanceId, new Date(at));
-    registered = true;
-    lastBeatAt = at;
+  /**
+   * One registration and one beat at a time: a request's hold that found the instance unregistered while a beat was
+   * registering its new identity inserted the same id a second time (a duplicate key: a 500), and two beats that both
+   * found the instance declared dead each took a new identity, the first one's reservations dropped with it.
+   */
+  let registering: Promise<void> | undefined;
+  function register(): Promise<void> {
+    registering ??= (async () => {
+      const at = clock.now();
+      await repo.registerInstance(instanceId, new Date(at));
+      registered = true;
+      lastBeatAt = at;
+    })().finally(() => { registering = undefined; });
+    return registering;
   }
 
-  async function beat(): Promise<void> {
+  let beating: Promise<void> | undefined;
+  function beat(): Promise<void> {
+    beating ??= beatOnce().finally(() => { beating = undefined; });
+    return beating;
+  }
+
+  async function beatOnce(): Promise<void> {
     if (!alive) return;
     if (!registered) return register();
     const at = clock.now();
@@ -122,10 +137,8 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
    * would return what the sweep returned. One beat at a time; one that fails leaves the write to try as before.
    * Callers check `silent()` first, so that a hold (on every request) awaits nothing while the beats are recent.
    */
-  let beating: Promise<void> | undefined;
   function beatAfterSilence(): Promise<void> {
-    beating ??= beat().catch(() => undefined).finally(() => { beating = undefined; });
-    return beating;
+    return beat().catch(() => undefined);
   }
 
   async function sweepDeadInstances(): Promise<number> {
