@@ -93,6 +93,20 @@ export function lowerPriority(pid: number, niceness: number): void {
 }
 
 /**
+ * Threads that a thread not yet lowered starts while `lowerPriority` walks the list keep the default priority (a busy
+ * machine makes the Go runtime start threads late): the walk is repeated after those have started, once every thread
+ * left to start one is lowered. Best effort, as `lowerPriority`.
+ */
+const PRIORITY_PASSES_MS = [0, 500, 2_000];
+
+function lowerPriorityOfAllThreads(pid: number, niceness: number): void {
+  for (const delay of PRIORITY_PASSES_MS) {
+    if (delay === 0) lowerPriority(pid, niceness);
+    else setTimeout(() => lowerPriority(pid, niceness), delay).unref();
+  }
+}
+
+/**
  * Names the FerretDBs running on a state directory and the process that started each: a gateway, and meanwhile
  * `npm run reconcile` (its own FerretDB on the same files), so that a start never forgets the gateway's.
  */
@@ -200,7 +214,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
     started.once("exit", () => process.off("exit", killOnExit));
     try {
       await waitForPort(port, started, 30_000, () => spawnError);
-      if (options.niceness !== undefined && started.pid !== undefined) lowerPriority(started.pid, options.niceness);
+      if (options.niceness !== undefined && started.pid !== undefined) lowerPriorityOfAllThreads(started.pid, options.niceness);
     } catch (err) {
       started.kill("SIGKILL");
       throw err;
