@@ -43,6 +43,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       STRIPE_PUBLISHABLE_KEY: "pk_test_123",
       STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
       STRIPE_API_BASE: inject("stripeMockUrl"),
+      // the Checkout return addresses the tests use
+      CHECKOUT_ALLOWED_ORIGINS: "https://example.com",
       ...options.env,
     },
     options.config,

@@ -32,8 +32,8 @@ export async function createCheckoutSession(rt: BillingRuntime, userId: string, 
 
 async function creditsCheckout(rt: BillingRuntime, userId: string, input: CreateCheckoutInput): Promise<CheckoutSessionView> {
   const creditsMicros = purchaseAmountMicros(input.amount);
-  const successUrl = redirectUrl(input.success_url, "success_url");
-  const cancelUrl = redirectUrl(input.cancel_url, "cancel_url");
+  const successUrl = redirectUrl(input.success_url, "success_url", rt.config.checkoutAllowedOrigins);
+  const cancelUrl = redirectUrl(input.cancel_url, "cancel_url", rt.config.checkoutAllowedOrigins);
   const stripe = requireStripe(rt.stripe);
   const purchase = await startPurchase(rt, userId, creditsMicros, "checkout", "usd");
   const customer = await ensureCustomer(rt, userId);
@@ -68,8 +68,8 @@ async function subscriptionCheckout(rt: BillingRuntime, userId: string, input: C
   if (input.plan_id === undefined || input.plan_id === null || input.plan_id === "") throw missingParameter("plan_id");
   if (typeof input.plan_id !== "string") throw invalidParameter("plan_id", "must be a string");
   const plan = subscribablePlan(rt.config, input.plan_id);
-  const successUrl = redirectUrl(input.success_url, "success_url");
-  const cancelUrl = redirectUrl(input.cancel_url, "cancel_url");
+  const successUrl = redirectUrl(input.success_url, "success_url", rt.config.checkoutAllowedOrigins);
+  const cancelUrl = redirectUrl(input.cancel_url, "cancel_url", rt.config.checkoutAllowedOrigins);
   // The rule of create-subscription: a paid checkout would start a second subscription billed beside the first.
   const current = (await entitledSubscriptions(rt, userId))[0];
   if (current) {

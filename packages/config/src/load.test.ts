@@ -177,6 +177,20 @@ describe("loadConfig: API_CORS_ORIGINS", () => {
   });
 });
 
+describe("loadConfig: CHECKOUT_ALLOWED_ORIGINS", () => {
+  it("takes PUBLIC_URL's origin, plus the listed ones", () => {
+    expect(loadConfig({ ...base(), PUBLIC_URL: "https://gw.example.com/" }).checkoutAllowedOrigins).toEqual(["https://gw.example.com"]);
+    expect(loadConfig({ ...base(), PUBLIC_URL: "https://gw.example.com", CHECKOUT_ALLOWED_ORIGINS: "https://Shop.example.com, https://gw.example.com:443" }).checkoutAllowedOrigins)
+      .toEqual(["https://gw.example.com", "https://shop.example.com"]);
+  });
+
+  it("refuses at start what is not an origin, naming the variable", () => {
+    for (const bad of ["shop.example.com", "https://a.example.com/path", "https://a.example.com,", "*"]) {
+      expect(() => loadConfig({ ...base(), CHECKOUT_ALLOWED_ORIGINS: bad }), bad).toThrow(/CHECKOUT_ALLOWED_ORIGINS/);
+    }
+  });
+});
+
 describe("loadConfig: TRUST_PROXY (Express `trust proxy`)", () => {
   it("takes true, false, a hop count, and a list of addresses, subnets and Express's names", () => {
     expect(loadConfig({ ...base(), TRUST_PROXY: "true" }).trustProxy).toBe(true);

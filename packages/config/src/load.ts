@@ -68,6 +68,7 @@ const envSchema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: "REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379" }).optional(),
   TRUST_PROXY: z.string().optional(),
   API_CORS_ORIGINS: z.string().default("*"),
+  CHECKOUT_ALLOWED_ORIGINS: z.string().default(""),
   KEY_ENV: z.string().regex(/^[a-z0-9]{1,16}$/, "KEY_ENV must be 1-16 lower-case letters or digits").default("live"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   CONFIG_FILE: z.string().optional(),
@@ -105,6 +106,7 @@ const envSchema = z.object({
   JSON_BODY_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(1024 * 1024),
   AUDIO_UPLOAD_LIMIT_BYTES: envNumber((n) => n.int().positive()).default(25 * 1024 * 1024),
   BODY_IDLE_TIMEOUT_MS: timerMs().default(30_000),
+  BODY_TIMEOUT_MS: timerMs().default(60_000),
   // gateway: optional upstream moderation, usage write batching, idempotency replay window
   MODERATION_UPSTREAM_URL: upstreamUrl("MODERATION_UPSTREAM_URL"),
   MODERATION_UPSTREAM_API_KEY: z.string().optional(),
@@ -263,10 +265,16 @@ function parseCorsOrigins(raw: string): "*" | string[] {
   const trimmed = raw.trim();
   if (trimmed === "*") return "*";
   if (trimmed === "") return [];
-  return trimmed.split(",").map((entry) => {
+  return parseOrigins("API_CORS_ORIGINS", trimmed, "*, empty (CORS off) or ");
+}
+
+/** A comma-separated list of origins (scheme, host, optional port), each as `URL.origin` spells it. */
+function parseOrigins(name: string, raw: string, alternatives = ""): string[] {
+  if (raw.trim() === "") return [];
+  return raw.split(",").map((entry) => {
     const url = URL.parse(entry.trim());
     if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
-      throw new ConfigError(`API_CORS_ORIGINS must be *, empty (CORS off) or a comma-separated list of origins such as https://app.example.com (scheme, host, optional port); got "${entry.trim()}"`);
+      throw new ConfigError(`${name} must be ${alternatives}a comma-separated list of origins such as https://app.example.com (scheme, host, optional port); got "${entry.trim()}"`);
     }
     return url.origin;
   });
@@ -373,13 +381,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if (e.NODE_ENV === "production") throw new ConfigError("SESSION_SECRET is required in production");
     sessionSecret = developmentSecret(dataDir);
   }
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, "");
   const config: Config = {
     nodeEnv: e.NODE_ENV,
     // CONTRACT 1: "only when NODE_ENV=development"; the unset default runs like development but shows no debug
     errorDebug: env.NODE_ENV === "development",
     port: e.PORT,
     host: e.HOST,
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ""),
+    publicUrl,
     dataDir,
     mongodbUri: e.MONGODB_URI,
     ferretdbBin: e.FERRETDB_BIN,
@@ -392,6 +401,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl: e.REDIS_URL,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     apiCorsOrigins: parseCorsOrigins(e.API_CORS_ORIGINS),
+    checkoutAllowedOrigins: [...new Set([new URL(publicUrl).origin, ...parseOrigins("CHECKOUT_ALLOWED_ORIGINS", e.CHECKOUT_ALLOWED_ORIGINS)])],
     keyEnv: e.KEY_ENV,
     logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),
     oauth: {
@@ -423,6 +433,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
     audioUploadLimitBytes: e.AUDIO_UPLOAD_LIMIT_BYTES,
     bodyIdleTimeoutMs: e.BODY_IDLE_TIMEOUT_MS,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     gateway: {
       moderationUpstream: e.MODERATION_UPSTREAM_URL
         ? { url: e.MODERATION_UPSTREAM_URL, apiKey: e.MODERATION_UPSTREAM_API_KEY, timeoutMs: e.MODERATION_UPSTREAM_TIMEOUT_MS }

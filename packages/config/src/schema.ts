@@ -33,6 +33,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** browser origins allowed to call the API-key routes (CORS): any (`*`), these exact origins, or none (`[]`: off) */
   apiCorsOrigins: "*" | string[];
+  /** the origins Stripe Checkout may send a customer back to (success_url, cancel_url): PUBLIC_URL's and CHECKOUT_ALLOWED_ORIGINS */
+  checkoutAllowedOrigins: string[];
   keyEnv: string;
   logLevel: string;
   oauth: { google: OAuthProviderConfig; github: OAuthProviderConfig };
@@ -51,6 +53,8 @@ export interface Config {
   audioUploadLimitBytes: number;
   /** a gateway request body that sends nothing for this long gets 408 (its concurrency slot is freed) */
   bodyIdleTimeoutMs: number;
+  /** the longest a request body may take to arrive, however it trickles */
+  bodyTimeoutMs: number;
   gateway: {
     /** optional OpenAI-compatible moderation endpoint consulted after the local image policy */
     moderationUpstream?: { url: string; apiKey?: string; timeoutMs: number };

@@ -89,7 +89,7 @@ export async function mountGateway(
   // The key routes are the ones browser apps may call (CORS), refusals included; the usage API is not among them.
   const cors = apiCors(ctx.config.apiCorsOrigins);
   const limited: RequestHandler[] = [...(cors ? [cors.actual] : []), limitedAuth, enforceLimits(ctx, limits)];
-  const json = jsonBody(ctx.config.jsonBodyLimitBytes, ctx.config.bodyIdleTimeoutMs);
+  const json = jsonBody(ctx.config.jsonBodyLimitBytes, ctx.config.bodyIdleTimeoutMs, ctx.config.bodyTimeoutMs);
   // Only text answers stream: chat and completions, and on the task endpoint a text model's; elsewhere never.
   const once = idempotency(idempotencyStore, ctx.logger);
   const onceOrStreamed = idempotency(idempotencyStore, ctx.logger, asksForStream);
@@ -100,7 +100,7 @@ export async function mountGateway(
   });
 
   const routes: Array<[method: "GET" | "POST", path: string, handlers: RequestHandler[]]> = [
-    ["POST", "/api/v1/task", [...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes, ctx.config.bodyIdleTimeoutMs), onceOrTaskStreamed, task(deps)]],
+    ["POST", "/api/v1/task", [...limited, ...jsonOrMultipartBody(ctx.config.jsonBodyLimitBytes, ctx.config.audioUploadLimitBytes, ctx.config.bodyIdleTimeoutMs, ctx.config.bodyTimeoutMs), onceOrTaskStreamed, task(deps)]],
     ["POST", "/api/v1/imageA/generate", [...limited, ...json, once, imageAGenerate(deps)]],
     ["POST", "/api/v1/imageB.1", [...limited, ...json, once, imageBGenerate(deps)]],
     ["POST", "/v1/chat/completions", [...limited, ...json, onceOrStreamed, chatCompletions(deps)]],

@@ -40,4 +40,20 @@ describe("bodyIdleTimeout", () => {
     expect(next).toHaveBeenCalledWith(expect.objectContaining({ code: "request_timeout" }));
     expect(req.listenerCount("data")).toBe(0);
   });
+
+  it("a body that keeps trickling: request_timeout at the total deadline, however often bytes arrive", () => {
+    vi.useFakeTimers();
+    const req = request(81, 20);
+    const next: NextFunction = vi.fn();
+    bodyIdleTimeout(600, () => undefined, 2_000)(req, res, next);
+    for (let i = 0; i < 3; i++) {
+      vi.advanceTimersByTime(500);
+      req.emit("data", Buffer.from(" "));
+    }
+    vi.advanceTimersByTime(499);
+    expect(next).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(next).toHaveBeenCalledWith(expect.objectContaining({ code: "request_timeout", message: expect.stringContaining("longer than 2 s") }));
+    expect(req.listenerCount("data")).toBe(0);
+  });
 });

@@ -15,13 +15,14 @@ function bodyArrived(req: Request): boolean {
 }
 
 /**
- * Bounds the gaps in a body being read by `read`: a client that sends its headers and then stalls the body would
- * keep the request, and the account's concurrency slot taken before the body is read, until Node's 300 s request
- * timeout (every other request of the account 429 meanwhile). After `idleMs` without a byte the request ends with
- * 408 `request_timeout` and the connection is closed, the rest of the body unread. Only the reading is timed: once
- * the body is in, the upstream call waits as long as it does.
+ * Bounds the reading of a body by `read`: a client that sends its headers and then stalls the body, or trickles it a
+ * byte at a time, would keep the request, and the account's concurrency slot taken before the body is read, until
+ * Node's 300 s request timeout (every other request of the account 429 meanwhile). After `idleMs` without a byte, or
+ * `totalMs` after the reading began however the bytes arrive, the request ends with 408 `request_timeout` and the
+ * connection is closed, the rest of the body unread. Only the reading is timed: once the body is in, the upstream
+ * call waits as long as it does.
  */
-export function bodyIdleTimeout(idleMs: number, read: RequestHandler): RequestHandler {
+export function bodyIdleTimeout(idleMs: number, read: RequestHandler, totalMs = Infinity): RequestHandler {
   return (req, res, next) => {
     // Usually the whole body is in by now (it came with the headers, or while the key was checked): nothing can stall,
     // so no timer or listener is spent on it.
@@ -35,13 +36,16 @@ export function bodyIdleTimeout(idleMs: number, read: RequestHandler): RequestHa
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(deadline);
       req.removeListener("data", onData);
       next(err);
     };
-    const timer = setTimeout(() => {
+    const timeOut = (why: string) => {
       res.setHeader("Connection", "close");
-      done(new AppError("request_timeout", `The request body was not received in time: nothing arrived for ${durationText(idleMs)}.`));
-    }, idleMs);
+      done(new AppError("request_timeout", `The request body was not received in time: ${why}.`));
+    };
+    const timer = setTimeout(() => timeOut(`nothing arrived for ${durationText(idleMs)}`), idleMs);
+    const deadline = Number.isFinite(totalMs) ? setTimeout(() => timeOut(`it took longer than ${durationText(totalMs)}`), totalMs) : undefined;
     req.on("data", onData);
     try {
       read(req, res, done);
@@ -52,13 +56,13 @@ export function bodyIdleTimeout(idleMs: number, read: RequestHandler): RequestHa
 }
 
 /** JSON bodies up to the configured limit (413 above it); anything but JSON is 415. */
-export function jsonBody(limitBytes: number, idleMs: number): RequestHandler[] {
+export function jsonBody(limitBytes: number, idleMs: number, totalMs: number): RequestHandler[] {
   return [
     (req, _res, next) => {
       if (!isPlainJson(req.headers["content-type"]) && !req.is("application/json")) throw unsupportedMedia("application/json");
       next();
     },
-    bodyIdleTimeout(idleMs, jsonParser(limitBytes)),
+    bodyIdleTimeout(idleMs, jsonParser(limitBytes), totalMs),
   ];
 }
 
@@ -117,7 +121,7 @@ function audioAsFieldError(body: unknown): AppError | undefined {
 }
 
 /** The task endpoint takes JSON, or multipart/form-data with one `audio` file (SPEC 4.1). */
-export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number, idleMs: number): RequestHandler[] {
+export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: number, idleMs: number, totalMs: number): RequestHandler[] {
   const upload = multer({
     storage: multer.memoryStorage(),
     limits: { fileSize: audioLimitBytes, files: 1, fields: 32, fieldSize: jsonLimitBytes, parts: 40 },
@@ -134,6 +138,6 @@ export function jsonOrMultipartBody(jsonLimitBytes: number, audioLimitBytes: num
         return;
       }
       throw unsupportedMedia("application/json or multipart/form-data");
-    }),
+    }, totalMs),
   ];
 }
