@@ -13,17 +13,24 @@ import { freePort } from "@gw/db";
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/main.js");
 const dataDirs: string[] = [];
 
+/**
+ * Root writes anywhere: `setpriv` runs a command as root without the capabilities that override file permissions, so
+ * a directory's mode applies to it as to any user, wherever the checkout lives (running as another user instead needs
+ * that user to read the checkout, which a root user's 0700 home forbids).
+ */
+const WITHOUT_ROOT_OVERRIDE = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--"];
+
 /** Runs the built server with these settings until it exits (at most 30 s); its exit code and stderr. */
-async function startExpectingExit(env: Record<string, string | undefined>, user: { uid?: number; gid?: number } = {}): Promise<{ code: number | null; stderr: string }> {
+async function startExpectingExit(env: Record<string, string | undefined>, options: { permissionsApply?: boolean } = {}): Promise<{ code: number | null; stderr: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-start-"));
   dataDirs.push(dataDir);
   const settings = { DATA_DIR: dataDir, SESSION_SECRET: "startup-errors-secret-startup-errors-01", ...env };
-  const child = spawn(process.execPath, [MAIN], {
+  const [command = process.execPath, ...args] = options.permissionsApply && process.getuid?.() === 0 ? [...WITHOUT_ROOT_OVERRIDE, process.execPath, MAIN] : [process.execPath, MAIN];
+  const child = spawn(command, args, {
     // a setting given as undefined is left unset
     // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
     env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)) },
     stdio: ["ignore", "ignore", "pipe"],
-    ...user,
   });
   let stderr = "";
   child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
@@ -254,10 +261,8 @@ describe("start-up errors", () => {
     const parent = mkdtempSync(path.join(os.tmpdir(), "gw-start-ro-"));
     dataDirs.push(parent);
     chmodSync(parent, 0o555);
-    // root writes anywhere: run the server as nobody then
-    const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
     for (const dataDir of [parent, path.join(parent, "data")]) {
-      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), DATA_DIR: dataDir }, user);
+      const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), DATA_DIR: dataDir }, { permissionsApply: true });
       expect(code, dataDir).toBe(1);
       expect(stderr, dataDir).toContain(`DATA_DIR ${dataDir} is not writable`);
       expect(stderr, dataDir).not.toMatch(STACK_LINE);
