@@ -75,7 +75,7 @@ const historyInput = z.object({
 
 const historyEntry = z.object({
   id: z.string(),
-  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release"]),
+  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release", "gap"]),
   amount: z.number().describe("dollars, signed"),
   balance_after: z.number().describe("dollars"),
   created_at: z.string().describe("ISO 8601"),
