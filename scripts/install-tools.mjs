@@ -103,5 +103,38 @@ function build(name) {
   console.log(`[install-tools] ${name} -> ${out}`);
 }
 
+// Python tools from PyPI, each in a virtual environment of its own under .tools/<name> (the API fuzz test's schemathesis).
+const PYTHON_TOOLS = {
+  schemathesis: { package: "schemathesis", version: "4.32.5" },
+};
+
+function python(args, cwd) {
+  for (const exe of ["python3", "python"]) {
+    try {
+      return execFileSync(exe, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    } catch (err) {
+      if (err.code !== "ENOENT") throw err;
+    }
+  }
+  console.error("[install-tools] Python >= 3.9 (python3, with its venv module) is needed for the API fuzz test's schemathesis and is not on PATH.");
+  process.exit(1);
+}
+
+function installPython(name) {
+  const tool = PYTHON_TOOLS[name];
+  const dir = path.resolve(root, ".tools", name);
+  const stamp = path.join(dir, "installed.version");
+  if (existsSync(stamp) && readFileSync(stamp, "utf8").trim() === tool.version) return;
+  console.log(`[install-tools] installing ${tool.package} ${tool.version} from PyPI into ${dir} (once)...`);
+  rmSync(dir, { recursive: true, force: true });
+  python(["-m", "venv", dir], root);
+  execFileSync(path.join(dir, "bin", "pip"), ["install", "--quiet", "--disable-pip-version-check", `${tool.package}==${tool.version}`], { stdio: ["ignore", "inherit", "inherit"] });
+  writeFileSync(stamp, `${tool.version}\n`);
+  console.log(`[install-tools] ${name} -> ${path.join(dir, "bin", name)}`);
+}
+
 const wanted = process.argv.slice(2);
-for (const name of wanted.length ? wanted : Object.keys(TOOLS)) build(name);
+for (const name of wanted.length ? wanted : [...Object.keys(TOOLS), ...Object.keys(PYTHON_TOOLS)]) {
+  if (name in PYTHON_TOOLS) installPython(name);
+  else build(name);
+}

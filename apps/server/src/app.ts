@@ -11,6 +11,7 @@ import { errorHandler, notFound } from "./http/errors";
 import { DirectRoutes } from "./http/direct-routes";
 import { createLogger } from "./http/logger";
 import { requestId } from "./http/request-id";
+import { strictTransportSecurity } from "./http/strict-transport";
 import { createServices } from "./services";
 import { mountApi } from "./api/mount";
 import { mountBilling } from "./billing/mount";
@@ -52,7 +53,8 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   app.disable("x-powered-by");
   app.set("trust proxy", context.config.trustProxy);
   app.set("etag", false);
-  const common: RequestHandler[] = [requestId, noSniff];
+  const hsts = strictTransportSecurity(context.config);
+  const common: RequestHandler[] = hsts ? [requestId, noSniff, hsts] : [requestId, noSniff];
   app.use(common);
   const direct = new DirectRoutes();
 

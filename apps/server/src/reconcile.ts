@@ -1,4 +1,5 @@
-// `npm run reconcile`: repairs what a crash can leave behind (credit reservations of a stopped instance) and proves the ledger invariant:
+// `npm run reconcile`: repairs what a crash can leave behind (credit reservations of a stopped instance; holes an older
+// version's batched writes left in a chain, see packages/billing/src/ledger/gap-repair.ts) and proves the ledger invariant:
 // every user's chain is gap-free, each balanceAfter is the running sum of the entries, and no balance is negative.
 // Exit code 0 when the ledger verifies, 1 when it does not, 2 when it could not run.
 import path from "node:path";
@@ -23,8 +24,9 @@ async function reconcile(): Promise<number> {
   const ledger = await createLedger(db, systemClock, { holdTtlSeconds: config.holdTtlSeconds, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
   try {
     const releasedHolds = await ledger.releaseExpiredHolds();
+    const repairedGaps = await ledger.repairGaps(values.user);
     const result = await ledger.verify(values.user);
-    console.log(JSON.stringify({ ok: result.ok, users: result.users, released_reservations: releasedHolds, problems: result.problems }, null, 2));
+    console.log(JSON.stringify({ ok: result.ok, users: result.users, released_reservations: releasedHolds, repaired_gaps: repairedGaps, problems: result.problems }, null, 2));
     return result.ok ? 0 : 1;
   } finally {
     await ledger.close();

@@ -40,7 +40,7 @@ describe("POST /api/billing/webhook", () => {
       expect(await ctx().ledger.balance(userId)).toBe(0);
     });
 
-    it("refuses a wrong secret, a tampered body and an expired timestamp with 400", async () => {
+    it("refuses a wrong secret, a tampered body, an expired timestamp and one more than 300 s ahead with 400", async () => {
       const userId = newUser();
       const intent = await paidIntent(userId, 10);
       const event = stripeEvent("payment_intent.succeeded", intent);
@@ -48,10 +48,15 @@ describe("POST /api/billing/webhook", () => {
       const { default: Stripe } = await import("stripe");
       const wrongSecret = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_other" });
       const expired = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_test_secret", timestamp: Math.floor(Date.now() / 1000) - 3600 });
+      // validly signed, but a day ahead (the SDK checks only the past)
+      const future = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_test_secret", timestamp: Math.floor(Date.now() / 1000) + 86_400 });
+      const justAhead = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_test_secret", timestamp: Math.floor(Date.now() / 1000) + 330 });
       const tampered = JSON.stringify({ ...event, data: { object: { ...intent, amount: 999_999 } } });
       for (const res of [
         await deliver(server, event, { signature: wrongSecret }),
         await deliver(server, event, { signature: expired }),
+        await deliver(server, event, { signature: future }),
+        await deliver(server, event, { signature: justAhead }),
         await deliver(server, event, { payload: tampered }),
         await deliver(server, event, { signature: "t=1,v1=deadbeef" }),
       ]) {
@@ -60,6 +65,10 @@ describe("POST /api/billing/webhook", () => {
         expect(body.error).toMatchObject({ code: "invalid_parameter", type: "invalid_request_error", message: expect.stringContaining("'Stripe-Signature'") });
       }
       expect(await ctx().ledger.balance(userId)).toBe(0);
+      // a sender's clock a minute ahead is within the tolerance
+      const slightlyAhead = Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_test_secret", timestamp: Math.floor(Date.now() / 1000) + 60 });
+      expect((await deliver(server, event, { signature: slightlyAhead })).status).toBe(200);
+      expect(await ctx().ledger.balance(userId)).toBe(10 * MICROS);
     });
   });
 

@@ -37,6 +37,11 @@ const usageRecord = {
     status: { type: "string", enum: ["success", "partial"] },
   },
 };
+/**
+ * The text of an ISO 8601 date or date-time as /api/usage reads it (a space for an unencoded `+` after an upper-case
+ * T); whether the day exists, and the range, are checked beside.
+ */
+const ISO_DATE_TEXT = "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+ -]\\d{2}:?\\d{2})|t\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:?\\d{2}))?$";
 const success = { type: "object", required: ["success", "message"], properties: { success: { type: "boolean" }, message: { type: "string" } } };
 
 export const EXPRESS_OPERATIONS: ExpressOperation[] = [
@@ -52,8 +57,8 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
       parameters: [
         { name: "page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100_000, default: 1 } },
         { name: "per_page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
-        { name: "from", in: "query", schema: { type: "string", description: "ISO 8601 date or date-time; default 30 days before `to`" } },
-        { name: "to", in: "query", schema: { type: "string", description: "ISO 8601, exclusive (a date alone includes that day); at most 366 days after `from`" } },
+        { name: "from", in: "query", schema: { type: "string", maxLength: 40, pattern: ISO_DATE_TEXT, description: "ISO 8601 date or date-time; default 30 days before `to`" } },
+        { name: "to", in: "query", schema: { type: "string", maxLength: 40, pattern: ISO_DATE_TEXT, description: "ISO 8601, exclusive (a date alone includes that day); at most 366 days after `from`" } },
         { name: "model", in: "query", schema: { type: "string", minLength: 1, maxLength: 100 } },
       ],
       responses: {
@@ -112,7 +117,7 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
       operationId: "billing-webhook",
       summary: "Stripe events (signed; called by the payment processor)",
       tags: ["Billing"],
-      parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string" } }],
+      parameters: [{ name: "Stripe-Signature", in: "header", required: true, schema: { type: "string", minLength: 1 }, description: "t=<unix seconds>,v1=<HMAC-SHA256>; its time within 300 s of now" }],
       requestBody: { required: true, content: json({ type: "object", description: "a Stripe event, verified over the raw body" }) },
       responses: {
         200: { description: "OK (also for duplicates, unknown types and ignored events)", content: json({ type: "object", required: ["received"], properties: { received: { type: "boolean", const: true } } }) },
@@ -145,8 +150,9 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
       operationId: "auth-oauthStart",
       summary: "Start an OAuth sign-in",
       tags: ["Accounts"],
-      parameters: [{ name: "provider", in: "path", required: true, schema: { type: "string", enum: ["google", "github"] } }],
-      responses: { 302: redirect("to the provider (state, PKCE S256), or to /login?error=<code>") },
+      // any other provider is the browser's to see: a redirect to the login page naming the error, not a 4xx
+      parameters: [{ name: "provider", in: "path", required: true, schema: { type: "string", examples: ["google", "github"] }, description: "google or github" }],
+      responses: { 302: redirect("to the provider (state, PKCE S256), or to /login?error=<code> (unsupported_provider for another name)") },
     },
   },
   {
@@ -158,11 +164,12 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
       operationId: "auth-oauthCallback",
       summary: "OAuth provider redirect (SPEC 4.6)",
       tags: ["Accounts"],
+      // the provider's redirect: without a code (the user declined: `error`) or a state it is still a redirect
       parameters: [
-        { name: "code", in: "query", required: true, schema: { type: "string" } },
-        { name: "state", in: "query", required: true, schema: { type: "string" } },
+        { name: "code", in: "query", schema: { type: "string" }, description: "the authorization code (required for a sign-in)" },
+        { name: "state", in: "query", schema: { type: "string" }, description: "the state token (required for a sign-in)" },
       ],
-      responses: { 302: redirect("to /dashboard with the session cookie set, or to /login?error=<code>") },
+      responses: { 302: redirect("to /dashboard with the session cookie set, or to /login?error=<code> (a missing code or state included)") },
     },
   },
 ];

@@ -2,6 +2,7 @@ import { SESSION_COOKIE } from "@gw/auth";
 import { ERROR_CODES, type ErrorCode } from "@gw/shared";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { EXPRESS_OPERATIONS } from "./openapi-express-routes";
+import { bodyTextRules, pathParameterTextRules, portablePatterns, queryParameterText, TEXT_JSON_COMPONENT, textJsonSchema } from "./openapi-text-rules";
 import { appRouter } from "./root";
 import type { ApiMeta, RouteAuth } from "./trpc";
 
@@ -120,7 +121,25 @@ function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
     const responses = { ...errorResponses(errors), ...(operation.responses as Record<string, unknown>) };
     paths[path] = { ...paths[path], [method]: { ...operation, security: SECURITY[auth], responses } };
   }
-  doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas ?? {}), ...components } };
+  doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas ?? {}), ...components, [TEXT_JSON_COMPONENT]: textJsonSchema } };
+  return withTextRules(doc);
+}
+
+/** The rules on text the server applies to every route (CONTRACT 7b), stated on each operation; portable patterns. */
+function withTextRules(doc: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(doc.paths ?? {})) {
+    if (!isObject(item)) continue;
+    for (const operation of Object.values(item)) {
+      if (!isObject(operation)) continue;
+      if (Array.isArray(operation.parameters)) {
+        operation.parameters.forEach(pathParameterTextRules);
+        operation.parameters.forEach(queryParameterText);
+      }
+      const body = isObject(operation.requestBody) && isObject(operation.requestBody.content) ? operation.requestBody.content["application/json"] : undefined;
+      if (isObject(body)) bodyTextRules(body.schema);
+    }
+  }
+  portablePatterns(doc.paths);
   return doc;
 }
 

@@ -5,6 +5,7 @@ import type { AppContext } from "../context";
 import { mountAuthRoutes } from "../auth/mount";
 import { lowerCaseMediaType } from "../http/content-type";
 import { jsonParser } from "../http/json-body";
+import { methodNotAllowed } from "./method-not-allowed";
 import { noStore } from "../http/no-store";
 import { csrfGuard } from "./csrf";
 import { renderDocsPage } from "./docs-page";
@@ -29,4 +30,5 @@ export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
   app.use("/api/trpc", ...trpcEndpoint(ctx));
   mountAuthRoutes(app, ctx);
   app.use("/api", jsonParser(ctx.config.jsonBodyLimitBytes), objectBody, restHandler(ctx));
+  app.use(methodNotAllowed(document));
 }

@@ -32,6 +32,19 @@ export function restHandler(app: AppContext): RequestHandler {
     // HEAD is GET without a body (RFC 9110), as Express does for its own routes; Node already drops the body
     // of an answer to a HEAD request, so the adapter only has to route it as a GET.
     if (req.method === "HEAD") req.method = "GET";
+    keepEmptyQueryValues(req);
     handler(req, res, next).catch(next);
   };
+}
+
+/**
+ * The adapter drops a query parameter whose value is empty (`?limit=`), so the procedure saw it as absent and used
+ * its default, where the document's pattern refuses it. Wrapped in an array (whose single value the adapter hands on
+ * as is), the empty value reaches the input schema, which refuses it naming the parameter; unknown ones stay ignored.
+ */
+function keepEmptyQueryValues(req: Request): void {
+  const query = req.query as Record<string, unknown>;
+  if (!Object.values(query).includes("")) return;
+  const kept = Object.fromEntries(Object.entries(query).map(([key, value]) => [key, value === "" ? [""] : value]));
+  Object.defineProperty(req, "query", { value: kept, configurable: true, writable: true });
 }

@@ -22,7 +22,9 @@ const emailPattern = new RegExp(`^(?=[^@]{1,64}@)${ATEXT}(?:\\.${ATEXT})*@(?:${L
 const normalizedEmail = z.string().overwrite(normalizeEmail).max(254);
 const email = normalizedEmail.pipe(z.email({ pattern: emailPattern })).meta({ description: "e-mail address; trimmed and lower-cased", format: "email" });
 // login and reset look an address up: accounts made before the stricter rule must stay reachable
-const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail })).meta({ description: "e-mail address; trimmed and lower-cased", format: "email" });
+// (documented by the looser pattern it applies, after trimming, rather than as `format: email`, which it is not)
+const existingEmail = normalizedEmail.pipe(z.email({ pattern: z.regexes.unicodeEmail }))
+  .meta({ description: "e-mail address; trimmed and lower-cased", format: undefined, pattern: `^\\s*${z.regexes.unicodeEmail.source.slice(1, -1)}\\s*$` });
 // the SPEC 5 rules are applied by the domain so the answer is weak_password naming the rule
 const password = z.string().max(1024).describe("at least 8 characters, upper and lower case, a digit, a special character; not a common password");
 const name = displayName(100);

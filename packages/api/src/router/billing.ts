@@ -51,7 +51,8 @@ const checkoutInput = z.object({
 
 const paymentIntentInput = z.object({
   amount: dollars,
-  currency: z.string().max(10).optional().describe("only usd is accepted (the default)"),
+  // the billing package reads it case-insensitively; the pattern says so to the document (a regex flag would not)
+  currency: z.string().regex(/^[uU][sS][dD]$/, "only 'usd' is supported").optional().describe("only usd is accepted (the default), in any case"),
 });
 
 const subscriptionInput = z.object({
@@ -63,19 +64,25 @@ const cancelInput = z.object({
   at_period_end: z.boolean().optional().describe("true (default): the plan applies until the period ends; false: cancel now"),
 }).optional();
 
-// A query-string count: decimal digits only, as /api/usage reads its own (`1e1`, `0x10`, ` 5` are refused, where
-// coercion read them as numbers); tRPC calls send JSON numbers. A pipe, so the adapter does not coerce it.
-const wholeNumber = (max: number) => z.union([z.number(), z.string().regex(/^\d{1,16}$/, "must be a whole number").transform(Number)])
-  .pipe(z.number().int().min(1).max(max));
+// A query-string count: decimal digits without a leading zero (`1e1`, `0x10`, ` 5`, `007` and an empty value are
+// refused, where coercion read them as numbers); tRPC calls send JSON numbers. A pipe, so the adapter does not coerce
+// it. The document shows the text form alone, whose pattern states the bounds (openapi-text-rules.ts).
+const LIMIT_TEXT = /^(?:[1-9]\d?|100)$/;
+const SEQ_TEXT = /^[1-9]\d{0,15}$/;
+const whole = (text: RegExp, rule: string) => z.union([z.number(), z.string().regex(text, rule).transform(Number)]);
 
 const historyInput = z.object({
-  limit: wholeNumber(100).default(20).meta({ description: "1 to 100", minimum: 1, maximum: 100 }),
-  before: wholeNumber(Number.MAX_SAFE_INTEGER).optional().describe("next_before of the previous page"),
+  limit: whole(LIMIT_TEXT, "must be a whole number from 1 to 100").pipe(z.number().int().min(1).max(100)).default(20)
+    .describe("1 to 100"),
+  // a position in the ledger: any larger than the newest entry reads from the newest, 2^53 and above included
+  // (not zod's int(), which also refuses integers past 2^53 - 1)
+  before: whole(SEQ_TEXT, "must be a whole number").pipe(z.number().min(1).refine(Number.isInteger, "must be a whole number")).transform((n) => Math.min(n, Number.MAX_SAFE_INTEGER)).optional()
+    .describe("next_before of the previous page"),
 }).optional();
 
 const historyEntry = z.object({
   id: z.string(),
-  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release"]),
+  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release", "gap"]),
   amount: z.number().describe("dollars, signed"),
   balance_after: z.number().describe("dollars"),
   created_at: z.string().describe("ISO 8601"),

@@ -1,5 +1,5 @@
 import type { Clock } from "@gw/shared";
-import { entryId, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
+import { entryId, INSERT_CHUNK, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
 import type { LedgerEntryKind } from "./types";
 
 /** One balance movement waiting to be appended to a user's chain. */
@@ -39,7 +39,8 @@ interface UserQueue {
   running: boolean;
 }
 
-const MAX_BATCH = 128;
+/** one insert command per batch (see INSERT_CHUNK) */
+const MAX_BATCH = INSERT_CHUNK;
 const MAX_ATTEMPTS = 200;
 
 /**

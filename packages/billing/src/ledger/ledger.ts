@@ -1,6 +1,7 @@
 import type { Database } from "@gw/db";
 import { newId, type Clock } from "@gw/shared";
 import { ChainWriter } from "./chain-writer";
+import { repairGaps } from "./gap-repair";
 import { LedgerRepository, toEntry } from "./repository";
 import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
 import type { CreditKind, CreditResult, DebitResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
@@ -326,6 +327,8 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     flush: () => flushBook(true),
 
     flushCharges: (userId) => book.flushCharges(userId),
+
+    repairGaps: (userId) => repairGaps(repo, writer, clock, userId),
 
     async verify(userId) {
       const users = userId ? [userId] : await repo.userIds();

@@ -37,6 +37,15 @@ export const toEntry = (doc: LedgerDoc): LedgerEntry => ({
   createdAt: doc.createdAt,
 });
 
+/**
+ * The most entries one insert command carries. FerretDB (1.x) applies an insert in chunks of 100 documents and, when a
+ * chunk fails on a duplicate key, inserts that chunk's documents one by one up to the failing one and then goes on
+ * with the NEXT chunk even for an ordered insert: a conflict at position k of a 128-entry batch left positions
+ * k..99 empty and 100..127 written, a hole in the chain (seen after a crash, when a retried entry met its first try).
+ * Commands of at most one chunk stop at the first failure on MongoDB and FerretDB alike.
+ */
+export const INSERT_CHUNK = 100;
+
 export type InsertOutcome =
   | { ok: true }
   /** `inserted` entries went in; the one at that index hit a unique key (seq taken or idempotency key used) */
@@ -100,17 +109,23 @@ export class LedgerRepository {
     return doc ? { seq: doc.seq, balance: doc.balanceAfter } : { seq: 0, balance: 0 };
   }
 
-  /** Ordered insert: stops at the first unique-key violation and says how many went in before it. */
+  /**
+   * Ordered insert: stops at the first unique-key violation and says how many went in before it. Sent in commands of
+   * at most INSERT_CHUNK entries, each only after the one before went in whole, so nothing after a failure is written.
+   */
   async insertChain(docs: LedgerDoc[]): Promise<InsertOutcome> {
-    try {
-      await this.collection.insertMany(docs, { ordered: true });
-      return { ok: true };
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      const firstError = Array.isArray(err.writeErrors) ? err.writeErrors[0] : err.writeErrors;
-      const inserted = typeof firstError?.index === "number" ? firstError.index : err.insertedCount;
-      return { ok: false, inserted };
+    for (let start = 0; start < docs.length; start += INSERT_CHUNK) {
+      const chunk = docs.slice(start, start + INSERT_CHUNK);
+      try {
+        await this.collection.insertMany(chunk, { ordered: true });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const firstError = Array.isArray(err.writeErrors) ? err.writeErrors[0] : err.writeErrors;
+        const inserted = typeof firstError?.index === "number" ? firstError.index : err.insertedCount;
+        return { ok: false, inserted: start + inserted };
+      }
     }
+    return { ok: true };
   }
 
   async findByIdempotencyKey(key: string): Promise<LedgerDoc | null> {

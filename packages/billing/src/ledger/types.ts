@@ -10,7 +10,20 @@ export type LedgerEntryKind =
   | "adjustment" // manual, by an operator
   | "hold" // credits reserved by a gateway instance for the requests it serves (negative)
   | "settle" // one request's charge, drawn from a reservation (amount 0: the reservation already took the money; `cost` says how much; `meta`: the request's usage record)
-  | "release"; // unused reserved credits given back (positive)
+  | "release" // unused reserved credits given back (positive)
+  | "gap"; // a position a batched write of an older version left empty, filled by `npm run reconcile` (see gap-repair.ts)
+
+/** A hole in a chain that `repairGaps` filled. */
+export interface GapRepair {
+  userId: string;
+  /** the empty positions, first and last */
+  from: number;
+  to: number;
+  /** what the entries after the hole had counted for the missing ones (micro-dollars, signed) */
+  counted: number;
+  /** the `adjustment` written at the end of the chain for it (0 when nothing was counted) */
+  corrected: number;
+}
 
 export interface LedgerEntry {
   id: string;
@@ -96,6 +109,8 @@ export interface Ledger {
   flushCharges(userId: string): Promise<void>;
   /** checks every user's chain: each balanceAfter = previous + amount, no gaps, never negative */
   verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
+  /** fills the holes an older version's batched writes left in chains (see gap-repair.ts); what it filled */
+  repairGaps(userId?: string): Promise<GapRepair[]>;
   /** stops background timers */
   close(): Promise<void>;
 }
