@@ -13,6 +13,8 @@ export interface LedgerOptions {
   /** how often this instance beats and looks for dead instances; 0: only on releaseExpiredHolds() (tests) */
   heartbeatIntervalMs?: number;
   reservation?: Partial<ReservationPolicy>;
+  /** told how long each flush that had charges to write took (monitoring) */
+  onFlush?: (seconds: number) => void;
 }
 
 /**
@@ -126,8 +128,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
    * reservations instead; one that fails leaves everything queued for the next round.
    */
   async function flushBook(force: boolean): Promise<void> {
+    const startedAt = options.onFlush && book.stats().queuedEntries > 0 ? performance.now() : undefined;
     if (silent()) await beat();
     await book.flush(force);
+    if (startedAt !== undefined) options.onFlush?.((performance.now() - startedAt) / 1000);
   }
 
   /**
@@ -326,6 +330,8 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     flush: () => flushBook(true),
 
     flushCharges: (userId) => book.flushCharges(userId),
+
+    stats: () => book.stats(),
 
     async verify(userId) {
       const users = userId ? [userId] : await repo.userIds();

@@ -96,6 +96,18 @@ export interface Ledger {
   flushCharges(userId: string): Promise<void>;
   /** checks every user's chain: each balanceAfter = previous + amount, no gaps, never negative */
   verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
+  /** what this instance holds in memory now (monitoring) */
+  stats(): LedgerStats;
   /** stops background timers */
   close(): Promise<void>;
+}
+
+/** An instance's reservations at one moment. */
+export interface LedgerStats {
+  /** settled charges waiting for the next flush to write them */
+  queuedEntries: number;
+  /** holds open: requests between their hold and their settle or release */
+  openHolds: number;
+  /** credits reserved from the stored balances by this instance (micro-dollars), used or not */
+  reservedMicros: number;
 }
