@@ -114,9 +114,10 @@ const envSchema = z.object({
   HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
   // observability (docs/observability.md): GET /metrics exists only with a token; traces only with an OTLP endpoint
   METRICS_TOKEN: z.string().optional(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318").optional(),
+  // empty, as unset: tracing off
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318").or(z.literal("")).optional(),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
-  OTEL_SERVICE_NAME: z.string().min(1).default("ai-gateway"),
+  OTEL_SERVICE_NAME: z.string().optional(),
 });
 
 /**
@@ -457,7 +458,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     observability: {
       metricsToken: e.METRICS_TOKEN || undefined,
       otlp: e.OTEL_EXPORTER_OTLP_ENDPOINT
-        ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ""), headers: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME }
+        ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ""), headers: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME || "ai-gateway" }
         : undefined,
     },
     ...overrides,

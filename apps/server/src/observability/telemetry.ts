@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { ROOT_CONTEXT, SpanKind } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Request, RequestHandler, Response } from "express";
 import type { Config } from "@gw/config";
 import type { LedgerStats } from "@gw/billing/ledger/index";
@@ -82,6 +82,8 @@ export class Telemetry {
     if (span) {
       span.updateName(`${req.method} ${route}`);
       span.setAttributes({ "http.route": route, "http.response.status_code": status });
+      // OpenTelemetry's HTTP server convention: only a 5xx is the server's error
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     }
     if (typeof res.locals.endpoint !== "string") {
       span?.end();
@@ -92,7 +94,11 @@ export class Telemetry {
       this.metrics.gatewayRequest(line.model, line.endpoint, gatewayOutcome(status, line));
       if (LIMIT_STATUSES.has(status) && line.errorCode) this.metrics.limitRefused(line.errorCode);
       observation.inContext(() => logger.info(line, "gateway request"));
-      span?.end();
+      if (span) {
+        span.setAttributes({ "gateway.request_id": line.requestId, "gateway.endpoint": line.endpoint, "gateway.model": line.model });
+        if (line.errorCode) span.setAttribute("gateway.error_code", line.errorCode);
+        span.end();
+      }
     };
     // registered after the handler's own wait for the settle: the charge is noted by the time this runs
     if (observation.settling) observation.settling.then(gatewayDone, gatewayDone);
