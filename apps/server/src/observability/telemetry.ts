@@ -67,7 +67,14 @@ export class Telemetry {
       const span = tracer?.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, ROOT_CONTEXT);
       const observation = new RequestObservation(this.metrics, providerOf, tracer, span);
       res.locals.observation = observation;
-      res.once("close", () => this.finish(logger, req, res, observation, startedAt));
+      res.once("close", () => {
+        // observing must never take the server down: a fault here is logged, the request is long answered
+        try {
+          this.finish(logger, req, res, observation, startedAt);
+        } catch (err) {
+          logger.warn({ err: (err as Error).message, requestId: res.locals.requestId }, "observing a request failed");
+        }
+      });
       observation.inContext(next);
     };
   }
@@ -93,15 +100,19 @@ export class Telemetry {
       const line = accessLogLine(req, res, observation, { status, latencyMs, knownModels: this.models });
       this.metrics.gatewayRequest(line.model, line.endpoint, gatewayOutcome(status, line));
       if (LIMIT_STATUSES.has(status) && line.errorCode) this.metrics.limitRefused(line.errorCode);
-      observation.inContext(() => logger.info(line, "gateway request"));
       if (span) {
+        // the line carries the request's trace id
+        observation.inContext(() => logger.info(line, "gateway request"));
         span.setAttributes({ "gateway.request_id": line.requestId, "gateway.endpoint": line.endpoint, "gateway.model": line.model });
         if (line.errorCode) span.setAttribute("gateway.error_code", line.errorCode);
         span.end();
-      }
+      } else logger.info(line, "gateway request");
     };
     // registered after the handler's own wait for the settle: the charge is noted by the time this runs
-    if (observation.settling) observation.settling.then(gatewayDone, gatewayDone);
+    if (observation.settling) {
+      observation.settling.then(gatewayDone, gatewayDone)
+        .catch((err: unknown) => logger.warn({ err: (err as Error).message, requestId: res.locals.requestId }, "observing a request failed"));
+    }
     else gatewayDone();
   }
 
