@@ -214,6 +214,21 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set) and GET /metric
     }
   });
 
+  it("log lines written while a request is handled carry its trace id (a stream cut after output began)", async () => {
+    if (!server) throw new Error("no server");
+    const user = await fundedUser(server, 1);
+    fakes.textA.failNext(1, { kind: "truncate", at: "half" });
+    const res = await postJson(server, CHAT, user.key, chat("a stream cut in the middle of its answer", { stream: true }));
+    expect(res.status).toBe(200);
+    await res.text();
+    const requestId = res.headers.get("x-request-id");
+    await expect.poll(() => accessLines(logs).find((l) => l.requestId === requestId)).toBeDefined();
+    const access = accessLines(logs).find((l) => l.requestId === requestId);
+    expect(access).toMatchObject({ usageStatus: "partial", traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    const cut = logs.lines.find((l) => l.msg === "stream cut after output began" && l.requestId === requestId);
+    expect(cut?.traceId).toBe(access.traceId);
+  });
+
   it("a chat completion is one trace: the request span with key check, limits, hold, upstream attempt and settle under it", async () => {
     if (!server) throw new Error("no server");
     const user = await fundedUser(server, 1);
