@@ -1,4 +1,5 @@
 import { DEFAULT_PLANS } from "@gw/config";
+import { isSpanContextValid, trace } from "@opentelemetry/api";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/http/logger";
@@ -43,6 +44,12 @@ describe("GET /metrics and the access log (tracing off)", () => {
   afterAll(async () => {
     await server?.close();
     await fakes?.close();
+  });
+
+  it("without OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry SDK is registered: spans are the API's no-op ones", () => {
+    const span = trace.getTracer("probe").startSpan("probe");
+    expect(isSpanContextValid(span.spanContext())).toBe(false);
+    span.end();
   });
 
   it("answers 401 unauthorized (the spec's error shape) without the token or with another one", async () => {
@@ -240,7 +247,7 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set) and GET /metric
     await server.close();
     server = undefined;
 
-    const root = collector.spans.find((s) => s.name === `POST ${CHAT}`);
+    const root = collector.spans.find((s) => s.name === `POST ${CHAT}` && s.attributes.some((a) => a.key === "gateway.request_id" && a.value.stringValue === requestId));
     expect(root).toBeDefined();
     if (!root) return;
     expect(root.kind).toBe(2); // SERVER

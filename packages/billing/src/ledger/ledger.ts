@@ -128,9 +128,16 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
    * reservations instead; one that fails leaves everything queued for the next round.
    */
   async function flushBook(force: boolean): Promise<void> {
-    const startedAt = options.onFlush && book.stats().queuedEntries > 0 ? performance.now() : undefined;
-    if (silent()) await beat();
-    await book.flush(force);
+    await timedFlush(book.hasQueued(), async () => {
+      if (silent()) await beat();
+      await book.flush(force);
+    });
+  }
+
+  /** Runs a flush, timed for `options.onFlush` when it has charges to write. */
+  async function timedFlush(queued: boolean, flush: () => Promise<void>): Promise<void> {
+    const startedAt = options.onFlush && queued ? performance.now() : undefined;
+    await flush();
     if (startedAt !== undefined) options.onFlush?.((performance.now() - startedAt) / 1000);
   }
 
@@ -329,7 +336,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     flush: () => flushBook(true),
 
-    flushCharges: (userId) => book.flushCharges(userId),
+    flushCharges: (userId) => timedFlush(book.hasQueued(userId), () => book.flushCharges(userId)),
 
     stats: () => book.stats(),
 

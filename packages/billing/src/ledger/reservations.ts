@@ -332,6 +332,13 @@ export class ReservationBook {
     }
   }
 
+  /** Are settled charges (of this user, or of anyone) waiting to be written? */
+  hasQueued(userId?: string): boolean {
+    if (userId !== undefined) return (this.users.get(userId)?.pending.length ?? 0) > 0;
+    for (const r of this.users.values()) if (r.pending.length > 0) return true;
+    return false;
+  }
+
   /** What this instance holds now, for monitoring; walks every user, so it is read on a scrape, not per request. */
   stats(): LedgerStats {
     const stats: LedgerStats = { queuedEntries: 0, openHolds: 0, reservedMicros: 0 };
