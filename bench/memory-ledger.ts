@@ -56,6 +56,9 @@ export function createMemoryLedger(): Ledger {
     async verify() {
       return { ok: true, users: balances.size, problems: [] };
     },
+    stats() {
+      return { queuedEntries: 0, openHolds: holds.size, reservedMicros: 0 };
+    },
     async flush() {},
     async flushCharges() {},
     async close() {},

@@ -12,6 +12,7 @@ import { DirectRoutes } from "./http/direct-routes";
 import { createLogger } from "./http/logger";
 import { requestId } from "./http/request-id";
 import { strictTransportSecurity } from "./http/strict-transport";
+import { Telemetry } from "./observability/telemetry";
 import { createServices } from "./services";
 import { mountApi } from "./api/mount";
 import { mountBilling } from "./billing/mount";
@@ -42,21 +43,26 @@ const noSniff: RequestHandler = (_req, res, next) => {
 /** Builds the HTTP application without listening, so tests and main.ts share it. */
 export async function createApp(options: CreateAppOptions): Promise<App> {
   const shutdownHooks: Array<() => Promise<void> | void> = [];
+  // read on a scrape only, once the services below exist
+  const telemetry = await Telemetry.create(options.config, () => context.ledger.stats());
+  // stopped last: spans of the requests drained before are exported
+  shutdownHooks.push(() => telemetry.shutdown());
   const context: AppContext = await createServices({
     config: options.config,
     db: options.db,
     clock: options.clock ?? systemClock,
-    logger: options.logger ?? createLogger(options.config.logLevel),
+    logger: options.logger ?? createLogger(options.config.logLevel, telemetry.tracing !== undefined),
     onShutdown: (fn) => shutdownHooks.push(fn),
-  });
+  }, { onLedgerFlush: (seconds) => telemetry.metrics.ledgerFlushed(seconds) });
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", context.config.trustProxy);
   app.set("etag", false);
   const hsts = strictTransportSecurity(context.config);
-  const common: RequestHandler[] = hsts ? [requestId, noSniff, hsts] : [requestId, noSniff];
+  const common: RequestHandler[] = [telemetry.observeRequests(context.logger), requestId, noSniff, ...(hsts ? [hsts] : [])];
   app.use(common);
   const direct = new DirectRoutes();
+  app.get("/metrics", telemetry.metricsRoute());
 
   // Order matters: the webhook needs the raw body, so it is mounted before any JSON parser.
   await mountBilling(app, context);

@@ -72,7 +72,7 @@ type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
 /** Runs the gateway until SIGINT/SIGTERM/SIGHUP: embedded FerretDB when MONGODB_URI is unset, then the HTTP server. */
 export async function serve(config: Config): Promise<void> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.observability.otlp !== undefined);
   // A signal while the gateway starts (FerretDB starting, the database's indexes being made) exits at once, through
   // process.exit: its 'exit' hook stops the embedded FerretDB, which Node's default handling (the process just ends)
   // left running in its own process group. Once the server listens, `stop` drains instead.

@@ -47,9 +47,9 @@ function createRedis(base: ServiceBase): Redis | undefined {
 const DATABASE_PING_INTERVAL_MS = 1_000;
 
 /** Builds the services of one app instance. */
-export async function createServices(base: ServiceBase): Promise<AppContext> {
+export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?: (seconds: number) => void } = {}): Promise<AppContext> {
   const redis = createRedis(base);
-  const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds });
+  const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds, onFlush: hooks.onLedgerFlush });
   base.onShutdown(() => ledger.close());
   const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
   const apiKeys = await ApiKeyService.create({

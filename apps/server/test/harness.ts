@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Logger } from "pino";
 import { inject } from "vitest";
 import { loadConfig, type Config } from "@gw/config";
 import { connectDatabase, type Database } from "@gw/db";
@@ -25,6 +26,8 @@ export interface TestServerOptions {
   config?: Partial<Config>;
   /** share a database with another test server (two-instance tests) */
   databaseName?: string;
+  /** the server's logger (default: the app's own, silent in tests) */
+  logger?: Logger;
 }
 
 /** Starts the real app on a free port against a fresh database on the run's FerretDB. */
@@ -51,7 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   );
   const db = await connectDatabase(mongoUri);
   const clock = new ManualClock(Date.now());
-  const app = await createApp({ config, db, clock });
+  const app = await createApp({ config, db, clock, logger: options.logger });
   const server: Server = app.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -223,3 +223,26 @@ describe("loadConfig: CONFIG_FILE prices", () => {
     expect(load({ plans: [{ ...plan, price: 9.99 }] }).plans[0]?.price).toBe(9.99);
   });
 });
+
+describe("loadConfig: observability (METRICS_TOKEN, OTEL_*)", () => {
+  it("has no metrics token and no tracing by default; empty values are unset", () => {
+    expect(loadConfig(base()).observability).toEqual({ metricsToken: undefined, otlp: undefined });
+    expect(loadConfig({ ...base(), METRICS_TOKEN: "", OTEL_EXPORTER_OTLP_ENDPOINT: "" }).observability).toEqual({ metricsToken: undefined, otlp: undefined });
+  });
+
+  it("reads the OTLP endpoint (without a trailing slash), its headers as the OpenTelemetry spec writes them, and the service name", () => {
+    const config = loadConfig({
+      ...base(), METRICS_TOKEN: "tok", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
+      OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Bearer%20abc, x-tenant=a=b,broken", OTEL_SERVICE_NAME: "gw-eu",
+    });
+    expect(config.observability).toEqual({
+      metricsToken: "tok",
+      otlp: { endpoint: "http://collector:4318", headers: { Authorization: "Bearer abc", "x-tenant": "a=b" }, serviceName: "gw-eu" },
+    });
+    expect(loadConfig({ ...base(), OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).observability.otlp?.serviceName).toBe("ai-gateway");
+  });
+
+  it("refuses an endpoint that is not an http(s) URL, naming the variable", () => {
+    expect(() => loadConfig({ ...base(), OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4317" })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+  });
+});

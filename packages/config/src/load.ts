@@ -114,6 +114,12 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: envNumber((n) => n.positive()).default(24),
   // process: how far V8 lets the old generation grow past the live heap before a full collection (0: V8 decides)
   HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
+  // observability (docs/observability.md): GET /metrics exists only with a token; traces only with an OTLP endpoint
+  METRICS_TOKEN: z.string().optional(),
+  // empty, as unset: tracing off
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318").or(z.literal("")).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
 });
 
 /**
@@ -123,6 +129,25 @@ const envSchema = z.object({
 const MAX_WINDOW_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 const windowTooLong = `must be at most ${MAX_WINDOW_SECONDS} seconds (about 24 days, Node's longest timer)`;
 const limitRule = z.object({ points: z.number().int().positive(), duration: z.number().int().positive().max(MAX_WINDOW_SECONDS, windowTooLong) });
+
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as the OpenTelemetry specification writes it: `key=value` pairs separated by commas,
+ * values percent-encoded (`Authorization=Bearer%20abc`).
+ */
+function parseOtlpHeaders(raw: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (raw ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    const value = pair.slice(at + 1).trim();
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(value);
+    } catch {
+      headers[pair.slice(0, at).trim()] = value;
+    }
+  }
+  return headers;
+}
 
 const VERSION = /^[A-Za-z0-9._-]{1,32}$/;
 
@@ -441,6 +466,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idempotencyTtlSeconds: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3600),
     },
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,
+    observability: {
+      metricsToken: e.METRICS_TOKEN || undefined,
+      otlp: e.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ""), headers: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME || "ai-gateway" }
+        : undefined,
+    },
     ...overrides,
   };
   return config;

@@ -63,4 +63,10 @@ export interface Config {
   };
   /** V8's old-generation growth past the live heap, in percent (0: V8's own heuristics); bounds peak memory */
   heapGrowingPercent: number;
+  observability: {
+    /** GET /metrics answers only a request bearing this token; unset: the route does not exist (404) */
+    metricsToken?: string;
+    /** OpenTelemetry traces are exported here (OTLP over HTTP) when set; unset: tracing is off */
+    otlp?: { endpoint: string; headers: Record<string, string>; serviceName: string };
+  };
 }

@@ -125,7 +125,7 @@ export async function mountGateway(
   // Path parameters need the router: the model's entry (OpenAI's models.retrieve). A pattern without a parameter, so
   // the router does not decode the id before the key and limits are checked (a malformed one is then a 400 that
   // carries X-RateLimit-*, CONTRACT 7); the handler decodes it.
-  router.get(MODEL_ENTRY_PATH, noStoreUnderApi, ...limited, model(deps));
+  router.get(MODEL_ENTRY_PATH, endpointOf("/v1/models/{model}"), noStoreUnderApi, ...limited, model(deps));
   if (cors) router.options(MODEL_ENTRY_PATH, cors.preflight(allowedMethods("GET"), { onAnswer: unidentified }));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.

@@ -10,6 +10,8 @@ export function sendError(res: Response, err: AppError, req?: Request, opts: { d
     res.end();
     return;
   }
+  // the access log line and the gateway series name the error answered
+  res.locals.errorCode = err.code;
   if (err.extras.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.extras.retryAfterSeconds));
   for (const [name, value] of Object.entries(err.extras.headers ?? {})) res.setHeader(name, value);
   const body: NestedErrorBody = nestedErrorBody(err);

@@ -14,6 +14,8 @@ export interface LedgerOptions {
   /** how often this instance beats and looks for dead instances; 0: only on releaseExpiredHolds() (tests) */
   heartbeatIntervalMs?: number;
   reservation?: Partial<ReservationPolicy>;
+  /** told how long each flush that had charges to write took (monitoring) */
+  onFlush?: (seconds: number) => void;
 }
 
 /**
@@ -127,8 +129,17 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
    * reservations instead; one that fails leaves everything queued for the next round.
    */
   async function flushBook(force: boolean): Promise<void> {
-    if (silent()) await beat();
-    await book.flush(force);
+    await timedFlush(book.hasQueued(), async () => {
+      if (silent()) await beat();
+      await book.flush(force);
+    });
+  }
+
+  /** Runs a flush, timed for `options.onFlush` when it has charges to write. */
+  async function timedFlush(queued: boolean, flush: () => Promise<void>): Promise<void> {
+    const startedAt = options.onFlush && queued ? performance.now() : undefined;
+    await flush();
+    if (startedAt !== undefined) options.onFlush?.((performance.now() - startedAt) / 1000);
   }
 
   /**
@@ -326,7 +337,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
     flush: () => flushBook(true),
 
-    flushCharges: (userId) => book.flushCharges(userId),
+    flushCharges: (userId) => timedFlush(book.hasQueued(userId), () => book.flushCharges(userId)),
+
+    stats: () => book.stats(),
 
     repairGaps: (userId) => repairGaps(repo, writer, clock, userId),
 

@@ -1,5 +1,6 @@
 import type { Clock } from "@gw/shared";
 import type { ChainWriter, Movement, MovementOutcome } from "./chain-writer";
+import type { LedgerStats } from "./types";
 
 /**
  * What one gateway instance has reserved of one user's credits. Money leaves the stored balance when it is reserved
@@ -329,6 +330,24 @@ export class ReservationBook {
         done();
       }
     }
+  }
+
+  /** Are settled charges (of this user, or of anyone) waiting to be written? */
+  hasQueued(userId?: string): boolean {
+    if (userId !== undefined) return (this.users.get(userId)?.pending.length ?? 0) > 0;
+    for (const r of this.users.values()) if (r.pending.length > 0) return true;
+    return false;
+  }
+
+  /** What this instance holds now, for monitoring; walks every user, so it is read on a scrape, not per request. */
+  stats(): LedgerStats {
+    const stats: LedgerStats = { queuedEntries: 0, openHolds: 0, reservedMicros: 0 };
+    for (const r of this.users.values()) {
+      stats.queuedEntries += r.pending.length;
+      stats.openHolds += r.inFlight.size;
+      stats.reservedMicros += r.reserved;
+    }
+    return stats;
   }
 
   /** true when nothing is reserved, in flight or waiting to be written */

@@ -111,6 +111,18 @@ export interface Ledger {
   verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
   /** fills the holes an older version's batched writes left in chains (see gap-repair.ts); what it filled */
   repairGaps(userId?: string): Promise<GapRepair[]>;
+  /** what this instance holds in memory now (monitoring) */
+  stats(): LedgerStats;
   /** stops background timers */
   close(): Promise<void>;
+}
+
+/** An instance's reservations at one moment. */
+export interface LedgerStats {
+  /** settled charges waiting for the next flush to write them */
+  queuedEntries: number;
+  /** holds open: requests between their hold and their settle or release */
+  openHolds: number;
+  /** credits reserved from the stored balances by this instance (micro-dollars), used or not */
+  reservedMicros: number;
 }

@@ -17,22 +17,28 @@ export async function billed<T>(
   costOf: (result: T) => number,
   usageOf: (result: T) => UsageFields,
 ): Promise<{ result: T; cost: number }> {
-  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, worstCase, { requestId: meta.requestId, model, endpoint: meta.endpoint });
+  const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, worstCase, { requestId: meta.requestId, model, endpoint: meta.endpoint }));
   let result: T;
   let cost: number;
   let usage: UsageFields;
+  let upstreamAt: number | undefined = meta.observation.upstreamStarted();
   try {
     result = await run();
+    meta.observation.upstreamEnded(model, upstreamAt);
+    upstreamAt = undefined;
     cost = costOf(result);
     usage = usageOf(result);
   } catch (err) {
+    if (upstreamAt !== undefined) meta.observation.upstreamEnded(model, upstreamAt, err);
     await hold.release().catch((releaseErr: unknown) => {
       // The hold expires on its own (HOLD_TTL_SECONDS); the client still gets the real error.
       deps.ctx.logger.error({ err: (releaseErr as Error).message, holdId: hold.holdId }, "hold release failed");
     });
     throw err;
   }
-  const charged = await hold.settle(cost, usageRecord(deps, meta, usage));
+  const record = usageRecord(deps, meta, usage);
+  const charged = await meta.observation.step("settle", hold.settle(cost, record));
+  meta.observation.charged(record, charged);
   return { result, cost: charged };
 }
 

@@ -3,6 +3,7 @@ import type { StoredUsage } from "../usage/usage-repository";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
 import { Cancellation, type CancelSignal } from "@gw/shared";
+import { observationOf, type RequestObservation } from "../../observability/request-observation";
 
 /** Per-request facts used for holds, usage records and responses. */
 export interface RequestMeta {
@@ -14,6 +15,8 @@ export interface RequestMeta {
   startedAt: number;
   /** aborted when the client goes away before the answer is complete */
   signal: CancelSignal;
+  /** the request's metrics, spans and access log facts */
+  observation: RequestObservation;
 }
 
 export function requestMeta(deps: GatewayDeps, req: Request, res: Response): RequestMeta {
@@ -35,6 +38,7 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
     endpoint: typeof res.locals.endpoint === "string" ? res.locals.endpoint : req.path,
     startedAt: performance.now(),
     signal: cancellation,
+    observation: observationOf(res),
   };
 }
 

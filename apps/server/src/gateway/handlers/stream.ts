@@ -185,9 +185,9 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   const { model } = stream;
   // A client may go as long without reading as the upstream may go without sending.
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
-  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(model, stream.worstCase), {
+  const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, textCost(model, stream.worstCase), {
     requestId: meta.requestId, model: model.id, endpoint: meta.endpoint, stream: true,
-  });
+  }));
   const sse = new SseWriter(res, format, model.id);
   let started = false;
   let emitted = "";
@@ -198,6 +198,8 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     sse.open({});
     if (shape.opening) sse.chunk(shape.opening);
   };
+  // the upstream attempt lasts until its last event was read (a slow client's pace included)
+  const upstreamAt = meta.observation.upstreamStarted();
   try {
     for await (const event of stream.events()) {
       if (event.fields) sse.fields = event.fields;
@@ -212,7 +214,9 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
       }
     }
     if (!final) throw new Error("stream ended without a final event");
+    meta.observation.upstreamEnded(model.id, upstreamAt);
   } catch (err) {
+    meta.observation.upstreamEnded(model.id, upstreamAt, err);
     if (!started) {
       await hold.release().catch(() => undefined);
       throw err;
@@ -222,10 +226,12 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     // finished stream is charged too, and it counts what the gateway cannot (images).
     const reportedPrompt = err instanceof StreamInterruptedError ? err.reported.promptTokens : undefined;
     const produced = { promptTokens: reportedPrompt ?? stream.promptTokens, completionTokens: deps.providers.countTokens(withoutEcho(emitted, stream.echoed)) };
-    const cost = await hold.settle(textCost(model, produced), usageRecord(deps, meta, {
+    const record = usageRecord(deps, meta, {
       model: model.id, type: "text", promptTokens: produced.promptTokens,
       completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
-    }));
+    });
+    const cost = await meta.observation.step("settle", hold.settle(textCost(model, produced), record));
+    meta.observation.charged(record, cost);
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
     // a client that asked for usage learns what the cut stream was charged, then why it ended
     if (format.includeUsage) sse.usage(produced, cost);
@@ -245,9 +251,10 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
     sse.done();
   } finally {
-    await hold.settle(used, usageRecord(deps, meta, {
+    const record = usageRecord(deps, meta, {
       model: model.id, type: "text", promptTokens: final.usage.promptTokens,
       completionTokens: final.usage.completionTokens, outputBytes: Buffer.byteLength(emitted),
-    }));
+    });
+    meta.observation.charged(record, await meta.observation.step("settle", hold.settle(used, record)));
   }
 }

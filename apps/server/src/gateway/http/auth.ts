@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import { AppError, bearerToken, isAppError } from "@gw/shared";
 import type { AppContext, Principal } from "../../context";
+import { observationOf } from "../../observability/request-observation";
 
 const invalidKey = (message: string) => new AppError("invalid_api_key", message);
 const missingKey = () => invalidKey("Missing API key: send 'Authorization: Bearer <API_KEY>'.");
@@ -39,7 +40,7 @@ export function authenticate(ctx: AppContext, opts: { onRefused?: (res: Response
   const missing = opts.sessionOrKey ? noCredentials : missingKey;
   return async (req, res, next) => {
     try {
-      res.locals.principal = await principalFrom(ctx, req, missing);
+      res.locals.principal = await observationOf(res).step("key_check", principalFrom(ctx, req, missing));
     } catch (err) {
       opts.onRefused?.(res);
       throw err;

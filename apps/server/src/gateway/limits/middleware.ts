@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
 import type { AppContext } from "../../context";
+import { observationOf } from "../../observability/request-observation";
 import { principalOf } from "../http/auth";
 import type { RequestLimits } from "./request-limits";
 
@@ -8,7 +9,7 @@ export function enforceLimits(ctx: AppContext, limits: RequestLimits): RequestHa
   return async (_req, res, next) => {
     const principal = principalOf(res);
     const plan = await ctx.plans.planFor(principal.userId);
-    const { headers, slot } = await limits.admit(principal.userId, plan);
+    const { headers, slot } = await observationOf(res).step("limits", limits.admit(principal.userId, plan));
     // A client that left while the limits were checked (a plan or Redis round trip) has had its `close` already:
     // a listener added now would never run and the slot would stay taken (for good in memory). Nobody is waiting
     // for this answer, so the request ends here.
