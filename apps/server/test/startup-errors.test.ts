@@ -199,7 +199,8 @@ describe("start-up errors", () => {
     const textA4 = DEFAULT_MODELS[0];
     if (textA4?.id !== "textA-4") throw new Error("textA-4 is not the first default model");
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ ...textA4, pricing: undefined }, "expected object, received undefined", "at models[0].pricing"],
+      // a new model (an entry with a default's id patches it, keeping the default's prices)
+      [{ ...textA4, id: "textA-4-custom", pricing: undefined }, "expected object, received undefined", "at models[0].pricing"],
       [{ ...textA4, pricing: { inputPer1k: 0.001, outputPer1k: 0.002 } }, "must be whole micro-dollars (1 USD = 1000000)", "at models[0].pricing.inputPer1k"],
       [{ ...textA4, pricing: { inputPer1K: 1000, outputPer1k: 2000 } }, "Unrecognized key: \"inputPer1K\"", "at models[0].pricing"],
       [{ ...textA4, pricing: { inputPer1k: -1000, outputPer1k: 2000 } }, "expected number to be >=0", "at models[0].pricing.inputPer1k"],

@@ -5,6 +5,7 @@ import { Agent, type Dispatcher, type FormData } from "undici";
 import { dispatchTarget } from "./dispatch-target";
 import { isRetryableStatus, backoffDelayMs, parseRetryAfterMs, type RetryPolicy } from "./retry-policy";
 import { parseSse, type SseEvent } from "./sse";
+import { markFailure } from "./failure-marks";
 import { classifyTransportError } from "./transport-errors";
 
 export interface UpstreamClientOptions {
@@ -86,9 +87,9 @@ interface Attempt {
 
 export const cancelledError = () => new AppError("upstream_error", "The request was cancelled by the client.");
 export const timeoutError = () => new AppError("upstream_timeout", "The upstream provider did not answer in time.");
-const unreachableError = () => new AppError("upstream_error", "The upstream provider could not be reached.");
-const brokenOffError = () => new AppError("upstream_error", "The upstream stream broke off before it finished.");
-const answerBrokenOffError = () => new AppError("upstream_error", "The upstream answer broke off before it finished.");
+const unreachableError = () => markFailure(new AppError("upstream_error", "The upstream provider could not be reached."), "connection");
+const brokenOffError = () => markFailure(new AppError("upstream_error", "The upstream stream broke off before it finished."), "connection");
+const answerBrokenOffError = () => markFailure(new AppError("upstream_error", "The upstream answer broke off before it finished."), "connection");
 const tooLargeError = () => new AppError("upstream_error", "The upstream answer was larger than the gateway accepts.");
 
 /** Is this the error thrown when the caller's signal fired? */
@@ -171,7 +172,7 @@ export class UpstreamClient {
         const replayable = (call.replayable ? call.replayable() : !delivered) && budget.retriesLeft > 0 && !attempt.stopped();
         if (err instanceof StreamFailure) {
           // as if the answer had had that status (Anthropic's overloaded_error event is its 529)
-          if (!replayable || !isRetryableStatus(err.status)) throw err.error;
+          if (!replayable || !isRetryableStatus(err.status)) throw markFailure(err.error, err.status);
         } else {
           // Once the answer's headers arrived the provider was reached: a connection lost after that broke the stream.
           const failure = this.toAppError(err, attempt, res === undefined ? unreachableError : brokenOffError);
@@ -273,7 +274,7 @@ export class UpstreamClient {
           continue;
         }
       }
-      throw withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]);
+      throw markFailure(withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]), res.statusCode);
     }
   }
 
