@@ -167,6 +167,16 @@ describe("start-up errors", () => {
     }
   }, 120_000);
 
+  it("settings in the .env file are read at start (CONTRACT 15): a bad one there stops the start naming it", async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-start-")), ".env");
+    dataDirs.push(path.dirname(file));
+    writeFileSync(file, "# from the env file\nUPSTREAM_MAX_RETRIES=lots\n");
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), ENV_FILE: file });
+    expect(code).toBe(1);
+    expect(stderr).toContain("UPSTREAM_MAX_RETRIES");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
+
   it("a CONFIG_FILE limit whose name is no limit (\"loginIP\"): exit 1 naming it, no stack trace", async () => {
     // it was kept and never read: the server started with loginIp at its default
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-start-")), "config.json");

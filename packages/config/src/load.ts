@@ -114,6 +114,9 @@ const envSchema = z.object({
   HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
 });
 
+/** Every environment variable the settings read by name (besides the LIMIT_* ones): `.env.example` lists them all. */
+export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 /**
  * A limit's window (seconds) is a timer in the in-memory limiter (rate-limiter-flexible, also Redis's fallback): a
  * window past Node's longest timer (LIMIT_LOGIN_IP=10/3000000) forgot every count after 1 ms, so nothing was limited.
