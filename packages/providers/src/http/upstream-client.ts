@@ -274,7 +274,10 @@ export class UpstreamClient {
           continue;
         }
       }
-      throw markFailure(withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]), res.statusCode);
+      const err = withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]);
+      // A 404 to a GET (a Flux poll or sample, the voices list) is a missing resource; only a call that names a model
+      // (every POST) reads it as a model name the upstream does not know.
+      throw res.statusCode === 404 && call.method === "GET" ? err : markFailure(err, res.statusCode);
     }
   }
 
