@@ -1,5 +1,6 @@
 // CONTRACT 13 end to end: deployments per model, weighted choice, cooldown and recovery (on the server's ManualClock),
 // retry before the first byte only, requests per minute, fallbacks billed at the model that served, an upstream 404.
+// UPSTREAM_MAX_RETRIES keeps its default (2): a deployment with another to go to is still sent a request only once.
 import { createServer } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -97,7 +98,7 @@ describe("routing across upstream deployments (CONTRACT 13)", () => {
     writeFileSync(path.join(dir, "config.json"), JSON.stringify({ models }));
     const plans = DEFAULT_PLANS.map((p) => (p.id === "free" ? { ...p, requestsPerMinute: 100_000, concurrentRequests: 1_000 } : p));
     server = await startTestServer({
-      env: { CONFIG_FILE: path.join(dir, "config.json"), TEXTC_BASE_URL: light.url, TEXTC_API_KEY: light.apiKey, UPSTREAM_MAX_RETRIES: "0", UPSTREAM_TIMEOUT_MS: "1000" },
+      env: { CONFIG_FILE: path.join(dir, "config.json"), TEXTC_BASE_URL: light.url, TEXTC_API_KEY: light.apiKey, UPSTREAM_TIMEOUT_MS: "1000" },
       config: { plans },
     });
     user = await fundedUser(server, 50);

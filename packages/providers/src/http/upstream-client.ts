@@ -97,14 +97,17 @@ export const isCancelled = (err: unknown, signal: CancelSignal): boolean => sign
 
 export class UpstreamClient {
   private readonly agent: Agent;
+  private readonly ownsAgent: boolean;
   private readonly options: UpstreamClientOptions;
 
-  constructor(options: UpstreamClientOptions) {
+  /** `agent`: another client's pool, shared (singleAttempt); that client closes it */
+  constructor(options: UpstreamClientOptions, agent?: Agent) {
     this.options = options;
+    this.ownsAgent = agent === undefined;
     // One Agent keeps one keep-alive pool per origin for the life of the gateway. The usual timeouts are the Agent's,
     // not each request's: with per-request timeout options a bare undici proxy promoted ~0.3 MB/s more to the old
     // generation at 1,000 requests/s (docs/performance.md).
-    this.agent = new Agent({
+    this.agent = agent ?? new Agent({
       headersTimeout: options.requestTimeoutMs,
       bodyTimeout: options.requestTimeoutMs,
       connect: { timeout: options.connectTimeoutMs },
@@ -114,6 +117,14 @@ export class UpstreamClient {
       // An upstream that sends without end would otherwise fill the heap until the process dies.
       maxResponseSize: options.maxResponseBytes ?? -1,
     });
+  }
+
+  /**
+   * The same client (its pools, timeouts, limits) without retries: a routed call that has another deployment to go
+   * to moves there at the first failure instead (CONTRACT 13). Closing this client closes nothing.
+   */
+  singleAttempt(): UpstreamClient {
+    return new UpstreamClient({ ...this.options, retry: { ...this.options.retry, maxRetries: 0 } }, this.agent);
   }
 
   /** A JSON answer (2xx); invalid JSON is an upstream_error. */
@@ -190,7 +201,7 @@ export class UpstreamClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.ownsAgent) await this.agent.close();
   }
 
   /** Runs fn under one deadline covering every attempt of a non-streamed call. */

@@ -31,15 +31,18 @@ function harness(model: ModelDefinition, seed = 1) {
   /** one call; `fail` decides, per deployment the call reaches, whether (and how) it fails */
   const call = (fail: (deployment: string) => AppError | undefined, withFallbacks = true) => {
     const reached: string[] = [];
-    const promise = router.call(target, signal, withFallbacks, async (bound) => {
+    /** per attempt: may the upstream client retry it on its deployment */
+    const retried: boolean[] = [];
+    const promise = router.call(target, signal, withFallbacks, async (bound, retries) => {
       const endpoint = router.endpointFor(bound);
       const name = new URL(endpoint.baseUrl).hostname.split(".")[0] ?? "";
       reached.push(name);
+      retried.push(retries);
       const err = fail(name);
       if (err) throw err;
       return { upstreamModel: bound.upstreamModel };
     });
-    return { promise, reached };
+    return { promise, reached, retried };
   };
   return { clock, router, call, target, signal };
 }
@@ -74,7 +77,7 @@ describe("Router", () => {
     const h = harness(textA4({ deployments: [deployment("one"), deployment("two"), deployment("three")] }));
     for (const cause of [429, 500, 503, "connection"] as const) {
       const down = new Set<string>();
-      const { promise, reached } = h.call((name) => {
+      const { promise, reached, retried } = h.call((name) => {
         if (down.size < 2 && !down.has(name)) {
           down.add(name);
           return failure(cause);
@@ -82,9 +85,10 @@ describe("Router", () => {
         return undefined;
       });
       const result = await promise;
-      // two failed, the third served: three attempts, one answer
+      // two failed, the third served: three attempts, one answer; only the last one may be retried on its deployment
       expect(reached).toHaveLength(3);
       expect(result.served.deploymentId).toBe(reached[2]);
+      expect(retried).toEqual([false, false, true]);
       h.clock.advance(COOLDOWN_MAX_MS);
     }
     const { promise, reached } = h.call(() => new AppError("invalid_parameter", "bad field"));

@@ -32,7 +32,12 @@ interface Attempt {
   /** what the adapter is handed */
   bound: ModelDefinition;
   served: Served;
+  /** the last deployment the call may go to: it gets the usual retries; the others move on at their first failure */
+  last: boolean;
 }
+
+/** One try of a call on a deployment: `retries`, whether the upstream client may repeat it there. */
+export type RoutedOp<T> = (bound: ModelDefinition, retries: boolean) => T;
 
 export interface RouterOptions {
   clock: Clock;
@@ -116,12 +121,12 @@ export class Router {
   }
 
   /** A non-streamed call, on the deployments of the model and then (withFallbacks) of its fallbacks. */
-  async call<T extends object>(model: ModelDefinition, signal: CancelSignal, withFallbacks: boolean, op: (bound: ModelDefinition) => Promise<T>): Promise<T & { served: Served }> {
+  async call<T extends object>(model: ModelDefinition, signal: CancelSignal, withFallbacks: boolean, op: RoutedOp<Promise<T>>): Promise<T & { served: Served }> {
     let lastError: unknown;
     for (const attempt of this.attempts(model, withFallbacks)) {
       const started = this.begin(attempt);
       try {
-        const result = await op(attempt.bound);
+        const result = await op(attempt.bound, attempt.last);
         this.end(attempt, started, undefined);
         return { ...result, served: attempt.served };
       } catch (err) {
@@ -137,13 +142,13 @@ export class Router {
    * A stream: moved to another deployment (or fallback) only while it has handed nothing on. Every event names the
    * deployment that produced it (`served`).
    */
-  async *stream(model: ModelDefinition, signal: CancelSignal, op: (bound: ModelDefinition) => AsyncIterable<ChatStreamEvent>): AsyncGenerator<ChatStreamEvent> {
+  async *stream(model: ModelDefinition, signal: CancelSignal, op: RoutedOp<AsyncIterable<ChatStreamEvent>>): AsyncGenerator<ChatStreamEvent> {
     let lastError: unknown;
     for (const attempt of this.attempts(model, true)) {
       const started = this.begin(attempt);
       let began = false;
       try {
-        for await (const event of op(attempt.bound)) {
+        for await (const event of op(attempt.bound, attempt.last)) {
           if (!began) {
             began = true;
             this.end(attempt, started, undefined);
@@ -187,23 +192,27 @@ export class Router {
    */
   private *attempts(model: ModelDefinition, withFallbacks: boolean): Generator<Attempt> {
     const chain = withFallbacks ? this.chain(model) : [model];
-    const attempt = (m: ModelDefinition, deployment: Deployment): Attempt => ({
-      deployment, bound: deployment.bound ?? m, served: { model: m, deploymentId: deployment.id, provider: m.provider },
+    const attempt = (m: ModelDefinition, deployment: Deployment, last: boolean): Attempt => ({
+      deployment, bound: deployment.bound ?? m, served: { model: m, deploymentId: deployment.id, provider: m.provider }, last,
     });
+    const available = chain.map((m) => this.deploymentsOf(m).filter((d) => !d.health.cooling() && !d.health.atRate()));
     let tried = 0;
-    for (const m of chain) {
-      let candidates = this.deploymentsOf(m).filter((d) => !d.health.cooling() && !d.health.atRate());
+    for (const [index, m] of chain.entries()) {
+      let candidates = available[index] ?? [];
       for (;;) {
         const chosen = chooseWeighted(candidates, this.options.random);
         if (!chosen) break;
         candidates = candidates.filter((d) => d !== chosen);
         tried++;
-        yield attempt(m, chosen);
+        // nothing left after this one: neither here nor in a later model of the chain
+        const last = candidates.length === 0 && available.slice(index + 1).every((later) => later.length === 0);
+        yield attempt(m, chosen, last);
       }
     }
     if (tried > 0) return;
-    const cooling = chain.flatMap((m) => this.deploymentsOf(m).filter((d) => !d.health.atRate()).map((d) => attempt(m, d)));
-    yield* cooling.sort((a, b) => a.deployment.health.availableAt() - b.deployment.health.availableAt());
+    const cooling = chain.flatMap((m) => this.deploymentsOf(m).filter((d) => !d.health.atRate()).map((d) => ({ m, d })))
+      .sort((a, b) => a.d.health.availableAt() - b.d.health.availableAt());
+    for (const [index, { m, d }] of cooling.entries()) yield attempt(m, d, index === cooling.length - 1);
   }
 
   private begin(attempt: Attempt): number {
