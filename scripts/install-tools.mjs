@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // Builds the local helper binaries the project runs (FerretDB for the embedded database,
 // stripe-mock for tests) from their Go modules, once, into TOOLS_DIR (default .tools/bin).
-// Usage: node scripts/install-tools.mjs [ferretdb] [stripe-mock]
+// Usage: node scripts/install-tools.mjs [--unless-mongodb-uri] [ferretdb] [stripe-mock]
+// --unless-mongodb-uri (`npm start`): FerretDB is not built when MONGODB_URI is set, in the environment or in the
+// project's .env (CONTRACT 15: with a database of its own, a machine needs no Go).
 import { execFileSync } from "node:child_process";
 import { cpSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseEnv } from "node:util";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const binDir = path.resolve(root, process.env.TOOLS_DIR ?? ".tools/bin");
@@ -133,8 +136,23 @@ function installPython(name) {
   console.log(`[install-tools] ${name} -> ${path.join(dir, "bin", name)}`);
 }
 
-const wanted = process.argv.slice(2);
-for (const name of wanted.length ? wanted : [...Object.keys(TOOLS), ...Object.keys(PYTHON_TOOLS)]) {
+/** MONGODB_URI as the server will read it: the process environment first, else the .env the server loads. */
+function mongodbUri() {
+  if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
+  const file = process.env.ENV_FILE ?? path.join(root, ".env");
+  if (file === "" || !existsSync(file)) return undefined;
+  return parseEnv(readFileSync(file, "utf8")).MONGODB_URI || undefined;
+}
+
+const args = process.argv.slice(2);
+const unlessMongodbUri = args.includes("--unless-mongodb-uri");
+let wanted = args.filter((arg) => arg !== "--unless-mongodb-uri");
+if (wanted.length === 0) wanted = [...Object.keys(TOOLS), ...Object.keys(PYTHON_TOOLS)];
+if (unlessMongodbUri && wanted.includes("ferretdb") && mongodbUri()) {
+  console.log("[install-tools] MONGODB_URI is set: FerretDB is not needed, not built");
+  wanted = wanted.filter((name) => name !== "ferretdb");
+}
+for (const name of wanted) {
   if (name in PYTHON_TOOLS) installPython(name);
   else build(name);
 }

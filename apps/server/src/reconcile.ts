@@ -3,14 +3,17 @@
 // every user's chain is gap-free, each balanceAfter is the running sum of the entries, and no balance is negative.
 // Exit code 0 when the ledger verifies, 1 when it does not, 2 when it could not run.
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createLedger } from "@gw/billing/ledger/index";
-import { loadConfig } from "@gw/config";
+import { loadConfig, loadEnvFile } from "@gw/config";
 import { connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
 import { systemClock } from "@gw/shared";
 
 async function reconcile(): Promise<number> {
   const { values } = parseArgs({ options: { user: { type: "string" } } });
+  // the same settings as `npm start`: the project root's .env under the process environment
+  loadEnvFile(fileURLToPath(new URL("../../../", import.meta.url)));
   const config = loadConfig();
   let embedded: EmbeddedMongo | undefined;
   let uri = config.mongodbUri;

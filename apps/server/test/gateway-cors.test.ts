@@ -9,7 +9,7 @@ import { authHeaders, balanceMicros, fundedUser, readJson, type FundedUser } fro
 // Allow-Origin and Expose-Headers on every answer to a request carrying Origin, never credentials.
 
 const APP = "https://app.example.com";
-const EXPOSED = "X-Request-Id, X-Request-Cost, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed, Deprecation, X-Should-Retry";
+const EXPOSED = "X-Request-Id, X-Request-Cost, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed, Deprecation, X-Should-Retry, X-Gateway-Model";
 /** what the OpenAI SDKs ask for in a browser */
 const SDK_HEADERS = "authorization, content-type, idempotency-key, openai-organization, x-stainless-lang, x-stainless-retry-count";
 const RPM = 3;

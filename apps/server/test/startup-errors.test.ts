@@ -174,6 +174,16 @@ describe("start-up errors", () => {
     }
   }, 120_000);
 
+  it("settings in the .env file are read at start (CONTRACT 15): a bad one there stops the start naming it", async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-start-")), ".env");
+    dataDirs.push(path.dirname(file));
+    writeFileSync(file, "# from the env file\nUPSTREAM_MAX_RETRIES=lots\n");
+    const { code, stderr } = await startExpectingExit({ PORT: String(await freePort()), ENV_FILE: file });
+    expect(code).toBe(1);
+    expect(stderr).toContain("UPSTREAM_MAX_RETRIES");
+    expect(stderr).not.toMatch(STACK_LINE);
+  }, 60_000);
+
   it("a CONFIG_FILE limit whose name is no limit (\"loginIP\"): exit 1 naming it, no stack trace", async () => {
     // it was kept and never read: the server started with loginIp at its default
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gw-start-")), "config.json");
@@ -206,7 +216,8 @@ describe("start-up errors", () => {
     const textA4 = DEFAULT_MODELS[0];
     if (textA4?.id !== "textA-4") throw new Error("textA-4 is not the first default model");
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ ...textA4, pricing: undefined }, "expected object, received undefined", "at models[0].pricing"],
+      // a new model (an entry with a default's id patches it, keeping the default's prices)
+      [{ ...textA4, id: "textA-4-custom", pricing: undefined }, "expected object, received undefined", "at models[0].pricing"],
       [{ ...textA4, pricing: { inputPer1k: 0.001, outputPer1k: 0.002 } }, "must be whole micro-dollars (1 USD = 1000000)", "at models[0].pricing.inputPer1k"],
       [{ ...textA4, pricing: { inputPer1K: 1000, outputPer1k: 2000 } }, "Unrecognized key: \"inputPer1K\"", "at models[0].pricing"],
       [{ ...textA4, pricing: { inputPer1k: -1000, outputPer1k: 2000 } }, "expected number to be >=0", "at models[0].pricing.inputPer1k"],

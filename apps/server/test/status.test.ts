@@ -42,7 +42,7 @@ describe("status (SPEC 4.9, CONTRACT 8)", () => {
     const res = await http(`${server.url}/api/status/external`);
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(Object.keys(body).sort()).toEqual(["overall_status", "services", "status", "timestamp"]);
+    expect(Object.keys(body).sort()).toEqual(["deployments", "overall_status", "services", "status", "timestamp"]);
     expect(Object.keys(body.services).sort()).toEqual(["database", "payment_provider", "speech_provider", "text_provider"]);
     expect(body.services.database).toEqual({ status: "healthy", response_time: expect.any(Number), last_check: expect.any(String) });
     expect(Number.isInteger(body.services.database.response_time)).toBe(true);

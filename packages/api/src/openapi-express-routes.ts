@@ -30,7 +30,7 @@ const usageRecord = {
   type: "object",
   properties: {
     id: { type: "string" }, request_id: { type: "string" }, created_at: { type: "string", format: "date-time" },
-    endpoint: { type: "string" }, model: { type: "string" },
+    endpoint: { type: "string" }, model: { type: "string" }, deployment: { type: ["string", "null"], description: "the deployment of the model that served" },
     type: { type: "string", enum: ["text", "embedding", "image", "tts", "sts", "stt"] }, key_id: { type: ["string", "null"] },
     prompt_tokens: integer, completion_tokens: integer, total_tokens: integer, characters: integer, audio_seconds: integer,
     images: integer, processing_ms: integer, output_bytes: integer, cost: { type: "number", description: "dollars" },

@@ -41,6 +41,27 @@ export interface ModelDefinition {
   baseUrl?: string;
   /** this model's own upstream key: in place of its provider's key, and the only key sent to its own `baseUrl` */
   apiKey?: string;
+  /**
+   * CONTRACT 13: the upstreams that serve this model, chosen by weight among the healthy ones. Unset: one, from
+   * `baseUrl`/`apiKey` above, else from its provider's environment.
+   */
+  deployments?: DeploymentDefinition[];
+  /** CONTRACT 13: model ids tried in order when every deployment of this one failed */
+  fallbacks?: string[];
+}
+
+/** One upstream serving a model (CONTRACT 13). */
+export interface DeploymentDefinition {
+  /** unique within its model; named in usage records and /api/status/external */
+  id: string;
+  baseUrl: string;
+  apiKey: string;
+  /** relative share of the requests (any positive number) */
+  weight: number;
+  /** name sent upstream; default: the model's `upstreamModel`, else its id */
+  upstreamModel?: string;
+  /** the most requests this deployment is sent per minute; at it, it is skipped like a cooling one */
+  requestsPerMinute?: number;
 }
 
 /** Longer passwords are refused before hashing, so a huge body cannot buy seconds of argon2 time (@gw/auth). */

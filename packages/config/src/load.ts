@@ -5,7 +5,7 @@ import path from "node:path";
 import { z } from "zod";
 import {
   DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID, MAX_PASSWORD_LENGTH,
-  type LimitName, type LimitRule, type ModelType, type Protocol,
+  type LimitName, type LimitRule, type ModelDefinition, type ModelType, type Protocol,
 } from "./defaults";
 import type { Config } from "./schema";
 
@@ -122,6 +122,9 @@ const envSchema = z.object({
   OTEL_SERVICE_NAME: z.string().optional(),
 });
 
+/** Every environment variable the settings read by name (besides the LIMIT_* ones): `.env.example` lists them all. */
+export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 /**
  * A limit's window (seconds) is a timer in the in-memory limiter (rate-limiter-flexible, also Redis's fallback): a
  * window past Node's longest timer (LIMIT_LOGIN_IP=10/3000000) forgot every count after 1 ms, so nothing was limited.
@@ -200,14 +203,82 @@ const modelEntry = z.strictObject({
     message: "this protocol cannot serve a model of this type", path: ["protocol"],
   });
 
-/** Model ids are what clients send: a second entry with the same id was listed but never reached. */
-const modelEntries = z.array(modelEntry).superRefine((models, ctx) => {
+/** CONTRACT 13: one upstream of a model; its id is named in usage records and /api/status/external. */
+const deploymentEntry = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, "a deployment id is 1-64 letters, digits, '.', '_', ':' or '-'"),
+  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL, e.g. https://api.example.com" }),
+  apiKey: z.string().default(""),
+  weight: z.number().positive().default(1),
+  upstreamModel: z.string().min(1).optional(),
+  requestsPerMinute: z.number().int().positive().optional(),
+});
+
+const deploymentList = z.array(deploymentEntry).min(1, "list at least one deployment, or leave deployments out").superRefine((deployments, ctx) => {
   const seen = new Set<string>();
-  models.forEach((m, i) => {
-    if (seen.has(m.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `the id ${JSON.stringify(m.id)} is already taken by an earlier entry` });
-    seen.add(m.id);
+  deployments.forEach((d, i) => {
+    if (seen.has(d.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `the deployment id ${JSON.stringify(d.id)} is already taken in this model` });
+    seen.add(d.id);
   });
 });
+
+/** A complete catalog entry: a model the defaults do not have, or a default with a patch applied. */
+const modelDefinition = modelEntry.safeExtend({
+  deployments: deploymentList.optional(),
+  fallbacks: z.array(z.string().min(1)).optional(),
+}).refine((m) => m.deployments === undefined || (m.baseUrl === undefined && m.apiKey === undefined), {
+  message: "set either baseUrl/apiKey or deployments (each deployment has its own)", path: ["deployments"],
+});
+
+/** A CONFIG_FILE `models` entry before it is read: a patch of the default with its id, a new model, or a removal. */
+const modelPatch = z.looseObject({ id: z.string().min(1), remove: z.literal(true).optional() });
+
+/**
+ * CONFIG_FILE `models` patch the defaults by id (CONTRACT 13): an entry whose id is a default's changes only the
+ * fields it names; `{"id": …, "remove": true}` drops that model; any other id adds a complete model. A list of every
+ * default, complete (the format before patches), gives the same catalog it always did. Errors name the file's entry.
+ */
+export function mergeModels(defaults: readonly ModelDefinition[], entries: readonly z.infer<typeof modelPatch>[], ctx: z.RefinementCtx): ModelDefinition[] {
+  const catalog = new Map(defaults.map((m) => [m.id, m]));
+  const entryOf = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    if (entryOf.has(entry.id)) {
+      ctx.addIssue({ code: "custom", path: [i, "id"], message: `the id ${JSON.stringify(entry.id)} is already taken by an earlier entry` });
+      return;
+    }
+    entryOf.set(entry.id, i);
+    if (entry.remove) {
+      if (!catalog.has(entry.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `there is no model ${JSON.stringify(entry.id)} to remove` });
+      else if (Object.keys(entry).length > 2) ctx.addIssue({ code: "custom", path: [i], message: "an entry with \"remove\": true has only its id" });
+      catalog.delete(entry.id);
+      return;
+    }
+    const base = catalog.get(entry.id);
+    const parsed = modelDefinition.safeParse(base ? { ...base, ...entry } : entry);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", path: [i, ...issue.path], message: issue.message });
+      return;
+    }
+    catalog.set(entry.id, parsed.data);
+  });
+  const models = [...catalog.values()];
+  for (const model of models) {
+    const at = entryOf.get(model.id);
+    const path = at === undefined ? [] : [at, "fallbacks"];
+    const seen = new Set<string>();
+    for (const id of model.fallbacks ?? []) {
+      const fallback = catalog.get(id);
+      const wrong = id === model.id ? "a model cannot fall back on itself"
+        : seen.has(id) ? `${JSON.stringify(id)} is listed twice`
+          : !fallback ? `${JSON.stringify(id)} is no model of the catalog`
+            : fallback.type !== model.type ? `${JSON.stringify(id)} serves ${fallback.type}, not ${model.type}` : undefined;
+      if (wrong) ctx.addIssue({ code: "custom", path, message: `fallbacks of ${JSON.stringify(model.id)}: ${wrong}` });
+      seen.add(id);
+    }
+  }
+  return models;
+}
+
+const modelEntries = z.array(modelPatch).transform((entries, ctx) => mergeModels(DEFAULT_MODELS, entries, ctx));
 
 /**
  * Dollars a checkout charges: whole cents (tolerating float noise like 19.99), as a purchase's amount is read. A
@@ -242,7 +313,7 @@ const planEntries = z.array(planEntry).superRefine((plans, ctx) => {
   });
 });
 
-/** Shape of CONFIG_FILE (JSON); every key optional, replaces the default wholesale. */
+/** Shape of CONFIG_FILE (JSON); every key optional; `models` patches the defaults by id, the others replace them wholesale. */
 const fileSchema = z.object({
   models: modelEntries.optional(),
   plans: planEntries.optional(),

@@ -31,7 +31,11 @@ export function createEndpointResolver(config: Config): EndpointResolver {
   const own = new Map<string, Endpoint>();
   for (const model of config.models) {
     const provider = endpoints.get(model.provider);
-    if (model.baseUrl) own.set(model.id, { baseUrl: baseUrlOf(model.baseUrl), apiKey: model.apiKey ?? "" });
+    // a model with deployments (CONTRACT 13): its calls go to the router's choice; this one serves what is not
+    // routed (the voices list) and health checks
+    const first = model.deployments?.[0];
+    if (first) own.set(model.id, { baseUrl: baseUrlOf(first.baseUrl), apiKey: first.apiKey });
+    else if (model.baseUrl) own.set(model.id, { baseUrl: baseUrlOf(model.baseUrl), apiKey: model.apiKey ?? "" });
     else if (model.apiKey && provider) own.set(model.id, { ...provider, apiKey: model.apiKey });
   }
   return (model) => {

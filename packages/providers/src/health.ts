@@ -84,7 +84,10 @@ function targetsOf(config: Config, endpointFor: EndpointResolver, kind: "text" |
     };
     if (baseUrl) add(name, { baseUrl: baseUrlOf(baseUrl), apiKey: apiKey ?? "" });
     for (const model of config.models) {
-      if (model.provider === name && (model.baseUrl || (model.apiKey && baseUrl))) add(`${name} (${model.id})`, endpointFor(model));
+      if (model.provider !== name) continue;
+      if (model.deployments) {
+        for (const d of model.deployments) add(`${name} (${model.id}/${d.id})`, { baseUrl: baseUrlOf(d.baseUrl), apiKey: d.apiKey });
+      } else if (model.baseUrl || (model.apiKey && baseUrl)) add(`${name} (${model.id})`, endpointFor(model));
     }
     return [...targets.values()];
   });

@@ -7,3 +7,6 @@ export { countMessageTokens, countTokens, countToolCallTokens } from "./tokens";
 export { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP, sizeForAspectRatio } from "./flux/size";
 export type { HealthReport, HealthStatus } from "./health";
 export { imageFormat } from "./media-check";
+export { DEFAULT_DEPLOYMENT_ID } from "./routing/router";
+export { COOLDOWN_FIRST_MS, COOLDOWN_MAX_MS } from "./routing/deployment-health";
+export { seededRandom, type Random } from "./routing/weighted-choice";

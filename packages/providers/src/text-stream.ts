@@ -1,6 +1,7 @@
 // Folds an adapter's normalized stream pieces into the gateway's ChatStreamEvents, with usage at the end:
 // upstream-reported when present, else counted with the tokenizer.
 import { AppError } from "@gw/shared";
+import { copyFailure } from "./http/failure-marks";
 import type { SseEvent } from "./http/sse";
 import { countTokens } from "./tokens";
 import type { ChatResult, ChatStreamEvent, TextUsage } from "./types";
@@ -33,6 +34,7 @@ export class StreamInterruptedError extends AppError {
     this.usage = usage;
     this.reported = reported;
     this.contentStarted = contentStarted;
+    copyFailure(cause, this);
   }
 }
 

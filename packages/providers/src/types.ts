@@ -1,7 +1,38 @@
 // The contract between the gateway routes and the upstream adapters. Adapters are pure transforms around one
 // shared HTTP client (see STYLE.md); the gateway sees only these normalized shapes. Billing reads only `usage`.
 import type { CancelSignal } from "@gw/shared";
-import type { ModelDefinition } from "@gw/config";
+import type { ModelDefinition, ProviderName } from "@gw/config";
+
+/** CONTRACT 13: the model (the one asked for, or a fallback) and the deployment that produced an answer. */
+export interface Served {
+  model: ModelDefinition;
+  /** the deployment's id in the models config; `default` for a model without a `deployments` list */
+  deploymentId: string;
+  provider: ProviderName;
+}
+
+/** A result together with who produced it. */
+export type Routed<T> = T & { served: Served };
+
+/** One call sent to one deployment, as told to ProviderGatewayOptions.onAttempt (metrics). */
+export interface UpstreamAttempt {
+  model: string;
+  provider: ProviderName;
+  deployment: string;
+  outcome: "success" | "error";
+  /** the AppError code of a failed attempt */
+  code?: string;
+  durationMs: number;
+}
+
+/** One deployment as /api/status/external shows it: never an upstream's error text. */
+export interface DeploymentState {
+  model: string;
+  deployment: string;
+  status: "healthy" | "cooling_down" | "rate_limited";
+  /** ISO 8601, while cooling down */
+  coolingUntil?: string;
+}
 
 /** A function call the model asked for (OpenAI's `tool_calls` item). */
 export interface ToolCall {
@@ -68,11 +99,15 @@ export interface ChatResult {
  * A stream's errors are thrown from its iterator: before the first event they are plain AppErrors (nothing was
  * produced); after output began they are StreamInterruptedError (text-stream.ts) carrying the usage produced so far.
  */
-export type ChatStreamEvent =
+export type ChatStreamEvent = (
   /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
   | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; fields?: Record<string, unknown> }
   /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
-  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> };
+  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> }
+) & {
+  /** set on every event the ProviderGateway yields: the model and deployment producing the stream */
+  served?: Served;
+};
 
 export interface CompletionRequest {
   model: ModelDefinition;
@@ -192,26 +227,31 @@ export interface TranscriptionResult {
  * What the gateway calls. Errors are AppError from @gw/shared: upstream_error (502, after retries),
  * upstream_timeout (504), provider_not_configured (503), invalid_parameter (400, e.g. unknown voice).
  * Retries (429/5xx/connection errors, bounded, with backoff) happen inside, never after the first
- * byte of a stream was handed to the caller.
+ * byte of a stream was handed to the caller; then (CONTRACT 13) the call moves to the model's other deployments and
+ * (text and embeddings) to its fallbacks. Every result names the model and deployment that served it (`served`).
  */
 export interface ProviderGateway {
-  chat(req: ChatRequest): Promise<ChatResult>;
+  chat(req: ChatRequest): Promise<Routed<ChatResult>>;
   chatStream(req: ChatRequest): AsyncIterable<ChatStreamEvent>;
   /** Throws the model's protocol's 400s for this request (fields it has no form for) without calling upstream. */
   checkChat(req: ChatRequest): void;
-  completion(req: CompletionRequest): Promise<CompletionResult>;
+  completion(req: CompletionRequest): Promise<Routed<CompletionResult>>;
   /** A completion streamed, as text deltas (Messages models: the chat stream of completionAsChat); errors as chatStream's. */
   completionStream(req: CompletionRequest): AsyncIterable<ChatStreamEvent>;
-  embeddings(req: EmbeddingRequest): Promise<EmbeddingResult>;
-  generateImage(req: ImageRequest): Promise<ImageResult>;
+  embeddings(req: EmbeddingRequest): Promise<Routed<EmbeddingResult>>;
+  generateImage(req: ImageRequest): Promise<Routed<ImageResult>>;
   /** Throws 400 invalid_parameter for an unknown voice name (cached voices list), before anything is held or sent. */
   checkVoice(req: Pick<SpeechRequest, "model" | "voice">): Promise<void>;
-  textToSpeech(req: SpeechRequest): Promise<AudioResult>;
-  speechToSpeech(req: SpeechToSpeechRequest): Promise<AudioResult>;
-  speechToText(req: TranscriptionRequest): Promise<TranscriptionResult>;
+  textToSpeech(req: SpeechRequest): Promise<Routed<AudioResult>>;
+  speechToSpeech(req: SpeechToSpeechRequest): Promise<Routed<AudioResult>>;
+  speechToText(req: TranscriptionRequest): Promise<Routed<TranscriptionResult>>;
   /** counts tokens the way billing does when upstream reports none */
   countTokens(text: string): number;
   /** cheap reachability check of a provider for /api/status/external */
   checkHealth(provider: "text" | "speech", timeoutMs: number, slowMs?: number): Promise<{ status: "healthy" | "degraded" | "unhealthy" | "unknown"; responseTimeMs: number; issue?: string }>;
+  /** The model and then its fallbacks: the models that may serve a text or embeddings call to it (the hold covers the dearest). */
+  modelChain(model: ModelDefinition): ModelDefinition[];
+  /** Every configured deployment's state (/api/status/external). */
+  deploymentStates(): DeploymentState[];
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { fakeChatReply, fakeToolCall, FAKE_KEYS } from "@gw/test-support/fake-up
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { StreamInterruptedError } from "../src/text-stream";
 import type { ChatMessage, ChatStreamEvent } from "../src/types";
-import { caught, collect, noAbort, startProviderHarness, type ProviderHarness } from "./helpers";
+import { caught, collect, noAbort, startProviderHarness, type ProviderHarness, unrouted } from "./helpers";
 
 let h: ProviderHarness;
 const messages: ChatMessage[] = [
@@ -112,7 +112,7 @@ describe("anthropic messages", () => {
   it("extracts the system prompt, sends the version header and maps usage", async () => {
     const result = await h.gateway.chat({ model: h.model("textB-3-haiku"), messages, maxTokens: 100, temperature: 1.6, signal: noAbort() });
     const expected = fakeChatReply(upstreamMessages, 100, "you are terse");
-    expect(result).toEqual({
+    expect(unrouted(result)).toEqual({
       content: expected.content, message: { role: "assistant", content: expected.content, refusal: null }, finishReason: "stop",
       usage: { promptTokens: expected.promptTokens, completionTokens: expected.completionTokens },
     });

@@ -55,8 +55,15 @@ export async function caught(fn: () => Promise<unknown>): Promise<{ code?: strin
   throw new Error("expected an error");
 }
 
-export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+/** A stream's events, without the `served` every one carries (these suites test the adapters; routing has its own). */
+export async function collect<T extends object>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
-  for await (const item of iterable) out.push(item);
+  for await (const item of iterable) out.push(unrouted(item));
   return out;
+}
+
+/** A result without its `served` (the model and deployment that answered). */
+export function unrouted<T extends object>(result: T): T {
+  const { served: _served, ...rest } = result as T & { served?: unknown };
+  return rest as T;
 }

@@ -23,7 +23,7 @@ export function resolveModel(deps: GatewayDeps, id: string, types: ModelType[], 
  * OpenAI SDKs, which retry every 5xx, from asking again (and spending the caller's requests per minute) for nothing.
  */
 export function requireConfigured(deps: GatewayDeps, model: ModelDefinition): void {
-  if (!model.baseUrl && !deps.ctx.config.providers[model.provider]?.baseUrl) {
+  if (!model.baseUrl && !model.deployments && !deps.ctx.config.providers[model.provider]?.baseUrl) {
     throw new AppError("provider_not_configured", `The upstream of model '${model.id}' is not configured.`, { headers: { "x-should-retry": "false" } });
   }
 }

@@ -61,7 +61,7 @@ export async function mountGateway(
   app: Express,
   ctx: AppContext,
   direct: DirectRoutes,
-  providers: ProviderGateway = createProviderGateway(ctx.config),
+  providers: ProviderGateway = createProviderGateway(ctx.config, { clock: ctx.clock }),
 ): Promise<void> {
   ctx.onShutdown(() => providers.close());
   const usageRepo = new UsageRepository(ctx.db);
@@ -137,4 +137,7 @@ export async function mountGateway(
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));
   ctx.healthChecks.register("speech_provider", async () => providers.checkHealth("speech", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));
+  ctx.healthChecks.registerDeployments(() => providers.deploymentStates().map((d) => ({
+    model: d.model, deployment: d.deployment, status: d.status, ...(d.coolingUntil ? { cooling_until: d.coolingUntil } : {}),
+  })));
 }

@@ -5,7 +5,7 @@ import type { RequestHandler, Response } from "express";
  * SDKs' retry hint x-should-retry, without which a browser SDK retries a 409 or 503 that says not to): CORS hides
  * every response header but a safelisted few unless they are named here.
  */
-const EXPOSED_HEADERS = "X-Request-Id, X-Request-Cost, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed, Deprecation, X-Should-Retry";
+const EXPOSED_HEADERS = "X-Request-Id, X-Request-Cost, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed, Deprecation, X-Should-Retry, X-Gateway-Model";
 /** Chromium caps a cached preflight at 2 hours; Firefox would keep it a day. */
 const MAX_AGE_SECONDS = "7200";
 /** A header-name list as Access-Control-Request-Headers carries it; anything else is not echoed. */

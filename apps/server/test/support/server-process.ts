@@ -24,9 +24,10 @@ export async function startServerProcess(env: Record<string, string>, options: {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gw-proc-"));
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [MAIN], {
-    // only PATH is inherited: the child's settings are exactly the ones given here
+    // only PATH is inherited: the child's settings are exactly the ones given here (ENV_FILE empty: a developer's
+    // .env at the project root never reaches a test's server)
     // eslint-disable-next-line no-restricted-properties -- passing PATH to a child process, not reading a setting
-    env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", HOST: "127.0.0.1", PORT: String(port), PUBLIC_URL: url, DATA_DIR: dataDir, COOKIE_SECURE: "false", ...env },
+    env: { PATH: process.env.PATH ?? "", ENV_FILE: "", NODE_ENV: "test", HOST: "127.0.0.1", PORT: String(port), PUBLIC_URL: url, DATA_DIR: dataDir, COOKIE_SECURE: "false", ...env },
     stdio: ["ignore", "ignore", "pipe"],
     detached: options.processGroup ?? false,
   });

@@ -15,11 +15,19 @@ const healthEntry = z.object({
   issue: z.string().optional(),
 });
 
+const deploymentEntry = z.object({
+  model: z.string(),
+  deployment: z.string().describe("the deployment's id in the models config; `default` for a model without a deployments list"),
+  status: z.enum(["healthy", "cooling_down", "rate_limited"]).describe("cooling_down: skipped after a 429, 5xx, timeout or connection error; rate_limited: at its requestsPerMinute"),
+  cooling_until: z.string().optional().describe("ISO 8601, while cooling down"),
+});
+
 const externalOutput = z.object({
   status: z.enum(["ok", "degraded", "error"]).describe("ok when overall_status is healthy"),
   services: z.record(z.string(), healthEntry).describe("database, text_provider, speech_provider, payment_provider"),
   overall_status: z.enum(["healthy", "degraded", "unhealthy", "unknown"]),
   timestamp: z.string().describe("ISO 8601 time of the (cached) check"),
+  deployments: z.array(deploymentEntry).describe("CONTRACT 13: each configured upstream deployment of each model, as this instance sees it now (not cached)"),
 });
 
 async function basicStatus(ctx: ApiContext): Promise<z.infer<typeof statusOutput>> {
@@ -55,6 +63,6 @@ export const statusRouter = createTRPCRouter({
       const maxAge = Math.max(0, Math.floor((report.expiresAt - ctx.app.clock.now()) / 1000));
       ctx.res.setHeader("Cache-Control", `public, max-age=${maxAge}`);
       const status = report.overall_status === "unhealthy" ? "error" : report.overall_status === "degraded" ? "degraded" : "ok";
-      return { status, services: report.services, overall_status: report.overall_status, timestamp: report.timestamp };
+      return { status, services: report.services, overall_status: report.overall_status, timestamp: report.timestamp, deployments: ctx.app.healthChecks.deployments() };
     }),
 });

@@ -28,10 +28,22 @@ export interface HealthReport {
   expiresAt: number;
 }
 
+/** CONTRACT 13: one upstream deployment of a model as /api/status/external lists it (never an upstream's error text). */
+export interface DeploymentEntry {
+  model: string;
+  deployment: string;
+  status: "healthy" | "cooling_down" | "rate_limited";
+  /** ISO 8601, while cooling down */
+  cooling_until?: string;
+}
+
 /** Named dependency probes behind GET /api/status/external. Features register their checks at start-up. */
 export interface HealthChecks {
   register(name: string, check: HealthCheck): void;
   report(): Promise<HealthReport>;
+  /** where the upstream deployments' states come from (the gateway's router); read on every request, from memory */
+  registerDeployments(source: () => DeploymentEntry[]): void;
+  deployments(): DeploymentEntry[];
 }
 
 /** The dependencies SPEC 4.9 always lists; those without a registered check report `unknown`. */
@@ -103,6 +115,7 @@ export function createHealthChecks(options: HealthCheckOptions): HealthChecks {
   let cached: HealthReport | undefined;
   // Concurrent callers during a refresh share one run instead of stampeding the dependencies.
   let inFlight: Promise<HealthReport> | undefined;
+  let deployments: () => DeploymentEntry[] = () => [];
 
   async function refresh(): Promise<HealthReport> {
     const names = [...new Set<string>([...STANDARD_SERVICES, ...checks.keys()])];
@@ -121,6 +134,10 @@ export function createHealthChecks(options: HealthCheckOptions): HealthChecks {
       checks.set(name, check);
       cached = undefined;
     },
+    registerDeployments(source) {
+      deployments = source;
+    },
+    deployments: () => deployments(),
     async report() {
       if (cached && clock.now() < cached.expiresAt) return cached;
       inFlight ??= refresh().then((report) => {

@@ -5,6 +5,7 @@ import { Agent, type Dispatcher, type FormData } from "undici";
 import { dispatchTarget } from "./dispatch-target";
 import { isRetryableStatus, backoffDelayMs, parseRetryAfterMs, type RetryPolicy } from "./retry-policy";
 import { parseSse, type SseEvent } from "./sse";
+import { markFailure } from "./failure-marks";
 import { classifyTransportError } from "./transport-errors";
 
 export interface UpstreamClientOptions {
@@ -86,9 +87,9 @@ interface Attempt {
 
 export const cancelledError = () => new AppError("upstream_error", "The request was cancelled by the client.");
 export const timeoutError = () => new AppError("upstream_timeout", "The upstream provider did not answer in time.");
-const unreachableError = () => new AppError("upstream_error", "The upstream provider could not be reached.");
-const brokenOffError = () => new AppError("upstream_error", "The upstream stream broke off before it finished.");
-const answerBrokenOffError = () => new AppError("upstream_error", "The upstream answer broke off before it finished.");
+const unreachableError = () => markFailure(new AppError("upstream_error", "The upstream provider could not be reached."), "connection");
+const brokenOffError = () => markFailure(new AppError("upstream_error", "The upstream stream broke off before it finished."), "connection");
+const answerBrokenOffError = () => markFailure(new AppError("upstream_error", "The upstream answer broke off before it finished."), "connection");
 const tooLargeError = () => new AppError("upstream_error", "The upstream answer was larger than the gateway accepts.");
 
 /** Is this the error thrown when the caller's signal fired? */
@@ -96,14 +97,17 @@ export const isCancelled = (err: unknown, signal: CancelSignal): boolean => sign
 
 export class UpstreamClient {
   private readonly agent: Agent;
+  private readonly ownsAgent: boolean;
   private readonly options: UpstreamClientOptions;
 
-  constructor(options: UpstreamClientOptions) {
+  /** `agent`: another client's pool, shared (singleAttempt); that client closes it */
+  constructor(options: UpstreamClientOptions, agent?: Agent) {
     this.options = options;
+    this.ownsAgent = agent === undefined;
     // One Agent keeps one keep-alive pool per origin for the life of the gateway. The usual timeouts are the Agent's,
     // not each request's: with per-request timeout options a bare undici proxy promoted ~0.3 MB/s more to the old
     // generation at 1,000 requests/s (docs/performance.md).
-    this.agent = new Agent({
+    this.agent = agent ?? new Agent({
       headersTimeout: options.requestTimeoutMs,
       bodyTimeout: options.requestTimeoutMs,
       connect: { timeout: options.connectTimeoutMs },
@@ -113,6 +117,14 @@ export class UpstreamClient {
       // An upstream that sends without end would otherwise fill the heap until the process dies.
       maxResponseSize: options.maxResponseBytes ?? -1,
     });
+  }
+
+  /**
+   * The same client (its pools, timeouts, limits) without retries: a routed call that has another deployment to go
+   * to moves there at the first failure instead (CONTRACT 13). Closing this client closes nothing.
+   */
+  singleAttempt(): UpstreamClient {
+    return new UpstreamClient({ ...this.options, retry: { ...this.options.retry, maxRetries: 0 } }, this.agent);
   }
 
   /** A JSON answer (2xx); invalid JSON is an upstream_error. */
@@ -171,7 +183,7 @@ export class UpstreamClient {
         const replayable = (call.replayable ? call.replayable() : !delivered) && budget.retriesLeft > 0 && !attempt.stopped();
         if (err instanceof StreamFailure) {
           // as if the answer had had that status (Anthropic's overloaded_error event is its 529)
-          if (!replayable || !isRetryableStatus(err.status)) throw err.error;
+          if (!replayable || !isRetryableStatus(err.status)) throw markFailure(err.error, err.status);
         } else {
           // Once the answer's headers arrived the provider was reached: a connection lost after that broke the stream.
           const failure = this.toAppError(err, attempt, res === undefined ? unreachableError : brokenOffError);
@@ -189,7 +201,7 @@ export class UpstreamClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.ownsAgent) await this.agent.close();
   }
 
   /** Runs fn under one deadline covering every attempt of a non-streamed call. */
@@ -273,7 +285,10 @@ export class UpstreamClient {
           continue;
         }
       }
-      throw withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]);
+      const err = withRetryAfter(call.parseError(res.statusCode, text), res.statusCode, res.headers["retry-after"]);
+      // A 404 to a GET (a Flux poll or sample, the voices list) is a missing resource; only a call that names a model
+      // (every POST) reads it as a model name the upstream does not know.
+      throw res.statusCode === 404 && call.method === "GET" ? err : markFailure(err, res.statusCode);
     }
   }
 

@@ -24,7 +24,7 @@ export async function runImages(deps: GatewayDeps, meta: RequestMeta, call: Imag
   }, (r) => {
     const delivered = r.images.slice(0, call.count);
     return {
-      model: call.model.id, type: "image", images: delivered.length,
+      model: call.model.id, deployment: r.served.deploymentId, type: "image", images: delivered.length,
       // the decoded size: base64's `=` padding stands for no byte
       outputBytes: delivered.reduce((n, i) => n + (i.b64Json ? Buffer.byteLength(i.b64Json, "base64") : (i.url?.length ?? 0)), 0),
     };
@@ -44,7 +44,7 @@ export async function runTextToSpeech(
   const { result, cost } = await billed(deps, meta, price, call.model.id, () => deps.providers.textToSpeech({ ...call, signal: meta.signal }), (r) => {
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
     return price;
-  }, (r) => ({ model: call.model.id, type: "tts", characters, outputBytes: r.audio.length }));
+  }, (r) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "tts", characters, outputBytes: r.audio.length }));
   return { audio: result, cost };
 }
 
@@ -89,7 +89,7 @@ export async function runSpeechToSpeech(
     if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
     seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? Math.min(produced ?? held, held);
     return audioCost(call.model, seconds);
-  }, ({ converted: r }) => ({ model: call.model.id, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }));
+  }, ({ converted: r }) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }));
   return { audio: result.converted, cost, seconds };
 }
 
@@ -114,6 +114,6 @@ export async function runSpeechToText(
     const heard = declared !== undefined && r.lastWordEndSeconds !== undefined ? Math.max(declared, r.lastWordEndSeconds) : declared ?? r.lastWordEndSeconds;
     seconds = reported ?? heard ?? MIN_BILLED_SECONDS;
     return audioCost(call.model, seconds);
-  }, (r) => ({ model: call.model.id, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
+  }, (r) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
   return { transcription: { ...result, durationSeconds: seconds }, cost };
 }

@@ -43,7 +43,7 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
 }
 
 /** What a handler knows of a request's usage; the rest of the record comes from the request itself. */
-export type UsageFields = Pick<StoredUsage, "model" | "type" | "promptTokens" | "completionTokens" | "characters" | "audioSeconds" | "images" | "outputBytes"> & {
+export type UsageFields = Pick<StoredUsage, "model" | "deployment" | "type" | "promptTokens" | "completionTokens" | "characters" | "audioSeconds" | "images" | "outputBytes"> & {
   status?: "success" | "partial";
 };
 
@@ -60,6 +60,7 @@ export function usageRecord(deps: GatewayDeps, meta: RequestMeta, fields: UsageF
   };
   // Only what is not the default: a key (not a session), non-zero counters, a partial stream.
   if (meta.keyId !== undefined) record.keyId = meta.keyId;
+  if (fields.deployment !== undefined) record.deployment = fields.deployment;
   if (fields.promptTokens) record.promptTokens = fields.promptTokens;
   if (fields.completionTokens) record.completionTokens = fields.completionTokens;
   if (fields.characters) record.characters = fields.characters;

@@ -1,10 +1,11 @@
 import type { Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEvent, type TextUsage } from "@gw/providers";
+import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEvent, type Served, type TextUsage } from "@gw/providers";
 import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
-import { textCost } from "../money/pricing";
+import { dearestOf, textCost } from "../money/pricing";
+import { GATEWAY_MODEL_HEADER } from "./billed";
 import { chatRequest, completionBudget, completionPromptTokens, completionRequest, countPromptTokens, type CompletionCall, type TextCall } from "./text";
 import { usageRecord, type RequestMeta } from "./request-meta";
 
@@ -60,7 +61,12 @@ class SseWriter {
   /** the upstream's kept top-level fields (system_fingerprint, service_tier), written on every chunk as OpenAI does */
   fields: Record<string, unknown> | undefined;
 
-  constructor(private readonly res: Response, private readonly format: StreamFormat, private readonly model: string) {}
+  /** the model that serves (CONTRACT 13: a fallback's id once it took over), named in every chunk */
+  model: string;
+
+  constructor(private readonly res: Response, private readonly format: StreamFormat, model: string) {
+    this.model = model;
+  }
 
   open(headers: Record<string, string>): void {
     setEventStreamHeaders(this.res, headers);
@@ -179,23 +185,30 @@ export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res
 /**
  * One streamed text answer, either shape. After output began, a cut stream (client gone or upstream broken) is
  * charged for the prompt (as the upstream reported it, else counted) and the text produced so far, counted with
- * the tokenizer.
+ * the tokenizer. The hold covers the dearest model that may serve; the charge is at the price of the one that did
+ * (the first event names it, before the status line is sent).
  */
 async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, shape: ChoiceShape, format: StreamFormat): Promise<void> {
-  const { model } = stream;
   // A client may go as long without reading as the upstream may go without sending.
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
-  const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, textCost(model, stream.worstCase), {
-    requestId: meta.requestId, model: model.id, endpoint: meta.endpoint, stream: true,
+  const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, dearestOf(deps.providers.modelChain(stream.model), (m) => textCost(m, stream.worstCase)), {
+    requestId: meta.requestId, model: stream.model.id, endpoint: meta.endpoint, stream: true,
   }));
+  let model = stream.model;
+  let deployment: string | undefined;
   const sse = new SseWriter(res, format, model.id);
   let started = false;
   let emitted = "";
   let final: { finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> } | undefined;
-  const start = () => {
+  const start = (served?: Served) => {
     if (started) return;
     started = true;
-    sse.open({});
+    if (served) {
+      model = served.model;
+      deployment = served.deploymentId;
+      sse.model = model.id;
+    }
+    sse.open({ [GATEWAY_MODEL_HEADER]: model.id });
     if (shape.opening) sse.chunk(shape.opening);
   };
   // the upstream attempt lasts until its last event was read (a slow client's pace included)
@@ -203,7 +216,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   try {
     for await (const event of stream.events()) {
       if (event.fields) sse.fields = event.fields;
-      start();
+      start(event.served);
       if (event.type === "delta") {
         emitted += event.content + deltaOutputText(event.delta);
         sse.chunk(shape.output(event));
@@ -227,7 +240,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     const reportedPrompt = err instanceof StreamInterruptedError ? err.reported.promptTokens : undefined;
     const produced = { promptTokens: reportedPrompt ?? stream.promptTokens, completionTokens: deps.providers.countTokens(withoutEcho(emitted, stream.echoed)) };
     const record = usageRecord(deps, meta, {
-      model: model.id, type: "text", promptTokens: produced.promptTokens,
+      model: model.id, deployment, type: "text", promptTokens: produced.promptTokens,
       completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
     });
     const cost = await meta.observation.step("settle", hold.settle(textCost(model, produced), record));
@@ -252,7 +265,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     sse.done();
   } finally {
     const record = usageRecord(deps, meta, {
-      model: model.id, type: "text", promptTokens: final.usage.promptTokens,
+      model: model.id, deployment, type: "text", promptTokens: final.usage.promptTokens,
       completionTokens: final.usage.completionTokens, outputBytes: Buffer.byteLength(emitted),
     });
     meta.observation.charged(record, await meta.observation.step("settle", hold.settle(used, record)));

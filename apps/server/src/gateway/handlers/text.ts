@@ -1,8 +1,8 @@
 import type { ModelDefinition } from "@gw/config";
-import { chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult } from "@gw/providers";
+import { chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type Routed, type Served } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
-import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, textCost } from "../money/pricing";
+import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, dearestOf, textCost } from "../money/pricing";
 import { billed } from "./billed";
 import type { RequestMeta } from "./request-meta";
 
@@ -52,15 +52,16 @@ export function completionBudget(model: ModelDefinition, promptTokens: number, m
 }
 
 export interface TextAnswer {
-  result: ChatResult;
+  /** `served`: the model (the one asked for, or a fallback) and deployment that answered */
+  result: Routed<ChatResult>;
   cost: number;
 }
 
 /**
- * One non-streamed text call: hold the worst case (prompt + completion budget), call upstream, settle to the usage
- * it reports, and record it.
+ * One non-streamed text call: hold the worst case (prompt + completion budget, at the dearest model that may serve),
+ * call upstream, settle to the usage it reports at the price of the model that served, and record it.
  */
-async function billedText<R extends { usage: { promptTokens: number; completionTokens: number } }>(
+async function billedText<R extends Routed<{ usage: { promptTokens: number; completionTokens: number } }>>(
   deps: GatewayDeps,
   meta: RequestMeta,
   model: ModelDefinition,
@@ -70,9 +71,9 @@ async function billedText<R extends { usage: { promptTokens: number; completionT
 ): Promise<{ result: R; cost: number }> {
   const windowTokens = budget.windowTokens ?? budget.promptTokens;
   const completionTokens = completionBudget(model, windowTokens, budget.maxTokens, budget.maxTokensParam, budget.promptParam) * (budget.candidates ?? 1);
-  const worstCase = textCost(model, { promptTokens: budget.promptTokens, completionTokens });
-  return billed(deps, meta, worstCase, model.id, call, (r) => textCost(model, r.usage), (r) => ({
-    model: model.id, type: "text",
+  const worstCase = dearestOf(deps.providers.modelChain(model), (m) => textCost(m, { promptTokens: budget.promptTokens, completionTokens }));
+  return billed(deps, meta, worstCase, model.id, call, (r) => textCost(r.served.model, r.usage), (r) => ({
+    model: r.served.model.id, deployment: r.served.deploymentId, type: "text",
     promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens,
     outputBytes: Buffer.byteLength(outputText(r)),
   }));
@@ -125,7 +126,7 @@ export function completionRequest(call: CompletionCall, meta: RequestMeta): Comp
   return { model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal };
 }
 
-export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: CompletionCall): Promise<{ result: CompletionResult; cost: number }> {
+export function runCompletion(deps: GatewayDeps, meta: RequestMeta, call: CompletionCall): Promise<{ result: Routed<CompletionResult>; cost: number }> {
   const { tokens: windowTokens, held: promptTokens } = completionPromptTokens(deps, call.prompt, call.suffix);
   const request = completionRequest(call, meta);
   // best_of: the upstream writes (and bills) that many completions and returns one, so the worst case holds them all
@@ -136,7 +137,7 @@ export async function runEmbeddings(
   deps: GatewayDeps,
   meta: RequestMeta,
   call: { model: ModelDefinition; input: EmbeddingInput; passthrough?: Record<string, unknown>; itemized?: boolean },
-): Promise<{ vectors: number[][]; promptTokens: number; cost: number }> {
+): Promise<{ vectors: number[][]; promptTokens: number; cost: number; served: Served }> {
   // Token arrays are counted exactly; a text gets one token of slack for the tokenizer's differences from the upstream's.
   let counted = 0;
   for (const [index, item] of call.input.entries()) {
@@ -148,16 +149,16 @@ export async function runEmbeddings(
       throw invalidParameter(param, `an input exceeds the ${call.model.contextWindow}-token limit of '${call.model.id}'`);
     }
   }
-  const worstCase = textCost(call.model, { promptTokens: counted, completionTokens: 0 });
+  const worstCase = dearestOf(deps.providers.modelChain(call.model), (m) => textCost(m, { promptTokens: counted, completionTokens: 0 }));
   const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({
     model: call.model, input: call.input, passthrough: call.passthrough, signal: meta.signal,
   }), (r) => {
     // A wrong answer costs nothing: thrown before the settle, so the hold is released.
     if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
-    return textCost(call.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
+    return textCost(r.served.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
   }, (r) => ({
-    model: call.model.id, type: "embedding", promptTokens: r.usage.promptTokens,
+    model: r.served.model.id, deployment: r.served.deploymentId, type: "embedding", promptTokens: r.usage.promptTokens,
     outputBytes: r.vectors.reduce((n, v) => n + v.length * 4, 0),
   }));
-  return { vectors: result.vectors, promptTokens: result.usage.promptTokens, cost };
+  return { vectors: result.vectors, promptTokens: result.usage.promptTokens, cost, served: result.served };
 }

@@ -9,7 +9,7 @@ import type { IdempotencyStore, StoredAnswer } from "./idempotency-store";
 
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 /** Headers replayed with a stored answer. */
-const KEPT_HEADERS = ["x-request-cost", "deprecation"];
+const KEPT_HEADERS = ["x-request-cost", "deprecation", "x-gateway-model"];
 
 /** JSON with object keys sorted: the same request body whatever the key order or spacing. */
 function canonicalJson(value: unknown): string {

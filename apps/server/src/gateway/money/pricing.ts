@@ -13,6 +13,16 @@ export function textCost(model: ModelDefinition, usage: TextUsage): number {
   return per1k(usage.promptTokens, model.pricing.inputPer1k) + per1k(usage.completionTokens, model.pricing.outputPer1k);
 }
 
+/**
+ * CONTRACT 13: a call that may be served by a fallback is held at the dearest model of its chain (the model, then
+ * its fallbacks), and charged at the price of the one that served.
+ */
+export function dearestOf(chain: readonly ModelDefinition[], costOf: (model: ModelDefinition) => number): number {
+  let worst = 0;
+  for (const model of chain) worst = Math.max(worst, costOf(model));
+  return worst;
+}
+
 /** Standard up to 1024x1024 pixels, high resolution above (CONTRACT 6). */
 export function imageUnitPrice(model: ModelDefinition, width: number, height: number): number {
   const standard = width * height <= 1024 * 1024;

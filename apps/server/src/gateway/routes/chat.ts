@@ -3,7 +3,7 @@ import { randomBase62 } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { resolveModel, requireConfigured } from "../deps";
 import { parseOrThrow, requireObject } from "../http/validate";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader, setServedHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChat, streamCompletion } from "../handlers/stream";
 import { runChat, runCompletion, runEmbeddings } from "../handlers/text";
@@ -45,7 +45,8 @@ export function chatCompletions(deps: GatewayDeps) {
     }
     const { result, cost } = await runChat(deps, meta, call);
     setCostHeader(res, cost);
-    res.json(textCompletionBody({ id, object: "chat.completion", created, model: model.id, result }));
+    setServedHeader(res, result.served);
+    res.json(textCompletionBody({ id, object: "chat.completion", created, model: result.served.model.id, result }));
   };
 }
 
@@ -75,11 +76,12 @@ export function completions(deps: GatewayDeps) {
     }
     const { result, cost } = await runCompletion(deps, meta, call);
     setCostHeader(res, cost);
+    setServedHeader(res, result.served);
     res.json({
       id,
       object: "text_completion",
       created,
-      model: model.id,
+      model: result.served.model.id,
       choices: [{ text: result.text, index: 0, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
       usage: usageBody(result.usage),
       ...result.fields,
@@ -107,13 +109,14 @@ export function embeddings(deps: GatewayDeps) {
     const meta = requestMeta(deps, req, res);
     // an array of strings or token arrays is a list of inputs (one array of token ids is a single input)
     const itemized = Array.isArray(raw.input) && typeof raw.input[0] !== "number";
-    const { vectors, promptTokens, cost } = await runEmbeddings(deps, meta, { model, input: body.input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS), itemized });
+    const { vectors, promptTokens, cost, served } = await runEmbeddings(deps, meta, { model, input: body.input, passthrough: passthroughOf(raw, EMBEDDING_KNOWN_FIELDS), itemized });
     const base64 = body.encoding_format === "base64";
     setCostHeader(res, cost);
+    setServedHeader(res, served);
     res.json({
       object: "list",
       data: vectors.map((v, index) => ({ object: "embedding", index, embedding: base64 ? base64Floats(v) : v })),
-      model: model.id,
+      model: served.model.id,
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
     });
   };

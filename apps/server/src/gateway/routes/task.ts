@@ -3,7 +3,7 @@ import type { ModelDefinition } from "@gw/config";
 import { AppError, invalidParameter, missingParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader, setServedHeader } from "../handlers/billed";
 import { runImages, runSpeechToSpeech, runSpeechToText, runTextToSpeech, type UploadedAudio } from "../handlers/media";
 import { requestMeta, type RequestMeta } from "../handlers/request-meta";
 import { streamChat } from "../handlers/stream";
@@ -74,12 +74,13 @@ async function textTask(t: TaskContext): Promise<void> {
   }
   const { result, cost } = await runChat(t.deps, t.meta, call);
   setCostHeader(t.res, cost);
+  setServedHeader(t.res, result.served);
   // SPEC 2.5's answer: the text alone (the task endpoint offers no tools, so there are no calls to report), and an
   // OpenAI model's refusal, which comes instead of text and would otherwise leave an empty answer
   const refusal = typeof result.message.refusal === "string" ? { refusal: result.message.refusal } : {};
   const message = { role: "assistant", content: result.content, ...refusal };
   const plain = { content: result.content, message, finishReason: result.finishReason, usage: result.usage };
-  t.res.json(textCompletionBody({ id: t.id, object: "task.completion", created: t.created, model: t.model.id, result: plain }));
+  t.res.json(textCompletionBody({ id: t.id, object: "task.completion", created: t.created, model: result.served.model.id, result: plain }));
 }
 
 async function imageTask(t: TaskContext): Promise<void> {

@@ -17,6 +17,8 @@ export type StoredUsage = {
   keyId?: string;
   endpoint: string;
   model: string;
+  /** CONTRACT 13: the deployment of `model` that served (`default` for a model without a deployments list) */
+  deployment?: string;
   type: UsageType;
   promptTokens?: number;
   completionTokens?: number;
@@ -40,6 +42,7 @@ export interface UsageRecord {
   keyId?: string;
   endpoint: string;
   model: string;
+  deployment?: string;
   type: UsageType;
   promptTokens: number;
   completionTokens: number;
@@ -97,6 +100,7 @@ function toRecord(doc: SettleDoc): UsageRecord | undefined {
     keyId: m.keyId,
     endpoint: m.endpoint,
     model: m.model,
+    deployment: m.deployment,
     type: m.type,
     promptTokens: m.promptTokens ?? 0,
     completionTokens: m.completionTokens ?? 0,

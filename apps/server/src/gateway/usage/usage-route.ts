@@ -49,6 +49,7 @@ function recordBody(r: UsageRecord) {
     created_at: r.createdAt.toISOString(),
     endpoint: r.endpoint,
     model: r.model,
+    deployment: r.deployment ?? null,
     type: r.type,
     key_id: r.keyId ?? null,
     prompt_tokens: r.promptTokens,
