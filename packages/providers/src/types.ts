@@ -140,9 +140,10 @@ export interface ImageResult {
   images: GeneratedImage[];
 }
 
+/** ElevenLabs' voice settings; a field left out keeps the voice's own (OpenAI's speech route sends `speed` alone). */
 export interface VoiceSettings {
-  stability: number;
-  similarity_boost: number;
+  stability?: number;
+  similarity_boost?: number;
   style?: number;
   use_speaker_boost?: boolean;
   speed?: number;
@@ -177,6 +178,8 @@ export interface AudioResult {
 export interface TranscriptionRequest {
   model: ModelDefinition;
   audio: { data: Buffer; filename: string; contentType: string };
+  /** the spoken language (ISO 639-1 or -3), when the caller knows it */
+  language?: string;
   signal: CancelSignal;
 }
 
@@ -186,6 +189,16 @@ export interface TranscriptionResult {
   durationSeconds?: number;
   /** where the last timed word ends: a lower bound of the length (speech may stop before the audio does) */
   lastWordEndSeconds?: number;
+  /** the timed words, when the upstream reports them (subtitles and verbose transcripts are cut from them) */
+  words?: TimedWord[];
+  /** the language the upstream detected (or was told) */
+  language?: string;
+}
+
+export interface TimedWord {
+  word: string;
+  start: number;
+  end: number;
 }
 
 /**
