@@ -13,7 +13,7 @@ import { UpstreamClient } from "./http/upstream-client";
 import { createOpenAiAdapter, type TextAdapter } from "./openai/adapter";
 import { createOpenAiImagesAdapter, type ImageAdapter } from "./openai-images/adapter";
 import { countTokens } from "./tokens";
-import type { ChatStreamEvent, ProviderGateway } from "./types";
+import type { ChatRequest, ChatResult, ChatStreamEvent, ProviderGateway } from "./types";
 
 export interface ProviderGatewayOptions {
   /** backoff timing (tests shorten it); the retry count comes from config.upstream.maxRetries */
@@ -31,6 +31,26 @@ const wrongKind = (model: ModelDefinition, what: string) =>
  * (Mistral has no /v1/completions), so its /v1/completions go through chat, as Messages models' do.
  */
 const hasCompletionsApi = (model: ModelDefinition): boolean => model.protocol === "openai" && model.provider !== "textC";
+
+/** Only the OpenAI protocol answers `n` choices in one call; the others are asked once per choice. */
+export const answersNChoicesAtOnce = (model: ModelDefinition): boolean => model.protocol === "openai";
+
+/**
+ * `n` answers from a protocol without `n` (Messages): n calls in parallel, the first failure failing the request
+ * (nothing is charged for a failed request), their usage summed, which is what the upstream bills.
+ */
+async function chatPerChoice(adapter: TextAdapter, req: ChatRequest, n: number): Promise<ChatResult> {
+  const answers = await Promise.all(Array.from({ length: n }, () => adapter.chat({ ...req, n: undefined })));
+  const [first, ...rest] = answers as [ChatResult, ...ChatResult[]];
+  return {
+    ...first,
+    moreChoices: rest.map(({ content, message, finishReason, logprobs }) => ({ content, message, finishReason, logprobs })),
+    usage: {
+      promptTokens: answers.reduce((sum, a) => sum + a.usage.promptTokens, 0),
+      completionTokens: answers.reduce((sum, a) => sum + a.usage.completionTokens, 0),
+    },
+  };
+}
 
 function pick<T>(adapters: Partial<Record<Protocol, T>>, model: ModelDefinition, what: string): T {
   const adapter = adapters[model.protocol];
@@ -58,7 +78,11 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
   const checkHealth = createHealthCheck(client, config, endpointFor);
 
   return {
-    chat: async (req) => pick(text, req.model, "chat").chat(req),
+    chat: async (req) => {
+      const adapter = pick(text, req.model, "chat");
+      if (req.n !== undefined && req.n > 1 && !answersNChoicesAtOnce(req.model)) return chatPerChoice(adapter, req, req.n);
+      return adapter.chat(req);
+    },
     // Lazy: routing and configuration errors surface on the first next(), like upstream errors do.
     async *chatStream(req): AsyncGenerator<ChatStreamEvent> {
       yield* pick(text, req.model, "chat").chatStream(req);

@@ -66,9 +66,10 @@ function sideText(part: Record<string, unknown> | undefined): string {
 }
 
 /** What a chat answer produced: its text, refusal and reasoning and, when it made calls, their JSON (output bytes, counted tokens). */
-export function chatOutputText(result: Pick<ChatResult, "content" | "message">): string {
+export function chatOutputText(result: Pick<ChatResult, "content" | "message" | "moreChoices">): string {
   const calls = result.message.tool_calls;
-  return result.content + sideText(result.message) + (calls === undefined ? "" : JSON.stringify(calls));
+  const more = result.moreChoices?.map(chatOutputText).join("") ?? "";
+  return result.content + sideText(result.message) + (calls === undefined ? "" : JSON.stringify(calls)) + more;
 }
 
 /** The output of an OpenAI delta besides its content: refusal and reasoning text, tool-call names and argument pieces. */

@@ -41,6 +41,8 @@ export interface ChatRequest {
    */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
   temperature?: number;
+  /** how many answers (OpenAI's `n`); more than one is never streamed */
+  n?: number;
   /** the messages exactly as the client sent them (validated): what OpenAI-compatible upstreams receive */
   wireMessages?: readonly unknown[];
   /** unknown OpenAI fields passed through to OpenAI-compatible upstreams untouched */
@@ -62,7 +64,12 @@ export interface ChatResult {
   usage: TextUsage;
   /** the upstream's usage breakdown (OpenAI's prompt_tokens_details, completion_tokens_details), passed on as it came */
   usageDetails?: Record<string, unknown>;
+  /** the answers after the first when `n` asked for several (choices 1..n-1, in order) */
+  moreChoices?: ChatChoice[];
 }
+
+/** One answer of a chat call with `n` above 1. */
+export type ChatChoice = Pick<ChatResult, "content" | "message" | "finishReason" | "logprobs">;
 
 /**
  * A stream's errors are thrown from its iterator: before the first event they are plain AppErrors (nothing was

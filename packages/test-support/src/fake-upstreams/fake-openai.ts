@@ -122,7 +122,10 @@ export class FakeOpenAi extends FakeServer {
     const maxTokens = typeof limit === "number" ? limit : undefined;
     const reply = fakeChatReply(body.messages, maxTokens);
     const call = fakeToolCall(body.messages, offeredTool(body));
-    const usage = this.usage(call ?? reply);
+    // like OpenAI, `n` choices are all written and billed (the fake's are the same answer n times)
+    const choices = typeof body.n === "number" && body.n > 1 ? body.n : 1;
+    const answered = call ?? reply;
+    const usage = this.usage({ promptTokens: answered.promptTokens, completionTokens: answered.completionTokens * choices });
     const id = `chatcmpl-${randomUUID()}`;
     const model = String(body.model);
     const created = Math.floor(Date.now() / 1000);
@@ -144,12 +147,12 @@ export class FakeOpenAi extends FakeServer {
       const toolCall = call && { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
       sendBody(ctx, "application/json", JSON.stringify({
         id, object: "chat.completion", created, model, system_fingerprint: "fp_fake",
-        choices: [{
-          index: 0,
+        choices: Array.from({ length: choices }, (_, index) => ({
+          index,
           message: toolCall ? { role: "assistant", content: null, tool_calls: [toolCall], refusal: null } : { role: "assistant", content: reply.content, refusal: null },
           logprobs: logprobs && !call ? fakeLogprobs(reply.pieces) : null,
           finish_reason: call ? "tool_calls" : reply.finishReason,
-        }],
+        })),
         ...(this.reportUsage ? { usage } : {}),
       }));
       return true;

@@ -35,6 +35,7 @@ export function chatCompletions(deps: GatewayDeps) {
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       maxTokensParam: body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
       temperature: body.temperature ?? undefined,
+      n: body.n ?? undefined,
       passthrough: passthroughOf(raw, CHAT_KNOWN_FIELDS),
     };
     const id = openAiId("chatcmpl");
