@@ -216,6 +216,8 @@ describe("OpenAPI document and reference page", () => {
     expect(form.properties.file).toEqual({ type: "string", format: "binary" });
     expect(form.properties.response_format.anyOf[0].enum).toEqual(["json", "text", "srt", "verbose_json", "vtt"]);
     expect(body("/v1/images/generations").properties.n.anyOf[0]).toMatchObject({ minimum: 1, maximum: 10 });
+    expect(body("/v1/images/generations").properties.prompt).toMatchObject({ type: "string", minLength: 1, maxLength: 4000 });
+    expect(body("/v1/audio/speech").properties.input).toMatchObject({ type: "string", minLength: 1, maxLength: 4096 });
     const speech = doc.paths["/v1/audio/speech"].post.responses;
     expect(Object.keys(speech["200"].content)).toEqual(["audio/mpeg", "audio/opus", "audio/wav", "audio/pcm"]);
     expect(speech["402"].description).toContain("insufficient_credits");

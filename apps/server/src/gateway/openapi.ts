@@ -191,7 +191,7 @@ export function gatewayOperations(): { operations: GatewayOperation[]; schemas: 
         operationId: operationId("post", "/v1/audio/transcriptions"), summary: "Speech to text (OpenAI), multipart", tags: ["Gateway"], parameters: [idempotencyKey],
         requestBody: { required: true, content: { "multipart/form-data": { schema: formSchema(transcriptionFields, "file") } } },
         responses: ok("the transcript in the asked format", {
-          "application/json": { schema: { oneOf: [ref("Transcription"), ref("TranscriptionVerbose")] } },
+          "application/json": { schema: { anyOf: [ref("Transcription"), ref("TranscriptionVerbose")] } },
           "text/plain": { schema: string }, "text/vtt": { schema: string },
         }),
       },
