@@ -128,6 +128,8 @@ describe("OpenAI media and moderation routes through the official openai SDK", (
       expect(speed.error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'speed'") });
       const voice = await refusal(() => h.client.audio.speech.create({ model: "speechvendor-tts", voice: "alloy", input: "hi" }));
       expect(voice.error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'voice'") });
+      const streamed = await refusal(() => h.client.audio.speech.create({ model: "speechvendor-tts", voice: "Rachel" as "alloy", input: "hi", stream_format: "sse" }));
+      expect(streamed.error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'stream_format'") });
       const model = await refusal(() => h.client.audio.speech.create({ model: "speechvendor-stt", voice: "Rachel" as "alloy", input: "hi" }));
       expect(model.error).toMatchObject({ code: "unsupported_model" });
       expect(await balanceMicros(h.server, h.user.userId)).toBe(before);
@@ -195,6 +197,14 @@ describe("OpenAI media and moderation routes through the official openai SDK", (
 
       const format = await refusal(async () => h.client.audio.transcriptions.create({ file: await file(), model: "speechvendor-stt", response_format: "xml" as "json" }));
       expect(format.error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'response_format'") });
+
+      const streamed = new FormData();
+      streamed.append("model", "speechvendor-stt");
+      streamed.append("stream", "true");
+      streamed.append("file", new Blob([WAV], { type: "audio/wav" }), "clip.wav");
+      const stream = await fetch(`${h.server.url}/v1/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${h.user.key}` }, body: streamed });
+      expect(stream.status).toBe(400);
+      expect((await readJson(stream)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'stream'") });
 
       const json = await postJson(h.server, "/v1/audio/transcriptions", h.user.key, { model: "speechvendor-stt" });
       expect(json.status).toBe(415);

@@ -32,6 +32,8 @@ export const speechBody = z.compile(z.object({
   // OpenAI's range; the upstream's narrower one is checked by the route
   speed: z.number().min(0.25).max(4).nullish(),
   instructions: safeString(4096).nullish(),
+  // the audio is answered whole: OpenAI's server-sent-events form is not offered, and is refused rather than ignored
+  stream_format: z.literal("audio").nullish(),
 }));
 export type SpeechBody = z.output<typeof speechBody>;
 
@@ -47,6 +49,8 @@ export const transcriptionFields = z.compile(z.object({
   temperature: z.string().regex(/^(?:0(?:\.\d+)?|1(?:\.0+)?)$/, "must be a number between 0 and 1").nullish(),
   // the form's `timestamp_granularities[]` parts (the SDKs' spelling), read as one list
   timestamp_granularities: z.union([z.enum(["word", "segment"]), z.array(z.enum(["word", "segment"])).max(2)]).nullish(),
+  // the transcript is answered whole (a form field is text): a streamed one is refused rather than ignored
+  stream: z.literal("false").nullish(),
 }));
 export type TranscriptionFields = z.output<typeof transcriptionFields>;
 
