@@ -43,7 +43,32 @@ describe("chat completions parameters on every text model, and the endpoints of 
     expect(cost).toBe(textCost(usage));
   });
 
-  it("n beyond what the balance covers is 402 (the hold covers n answers); streamed n above 1 is 400 naming n; nothing charged", async () => {
+  it("textA: n: 2 streams both choices interleaved, each with its role and finish chunk; the usage chunk charged", async () => {
+    const before = await balanceMicros(h.server, h.user.userId);
+    const stream = await h.client.chat.completions.create({ model: "textA-4", messages, max_tokens: 20, n: 2, stream: true, stream_options: { include_usage: true } });
+    const texts = ["", ""];
+    const finishes: Array<string | null> = [null, null];
+    const roles = [0, 0];
+    let usage: { prompt_tokens: number; completion_tokens: number; cost?: number } | undefined;
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) {
+        texts[choice.index] += choice.delta.content ?? "";
+        if (choice.delta.role) roles[choice.index] = (roles[choice.index] ?? 0) + 1;
+        if (choice.finish_reason) finishes[choice.index] = choice.finish_reason;
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(texts).toEqual(["Echo: hello brave new world", "Echo: hello brave new world"]);
+    expect(roles).toEqual([1, 1]);
+    expect(finishes).toEqual(["stop", "stop"]);
+    expect(h.fakes.textA.lastRequest()?.json).toMatchObject({ n: 2, stream: true });
+    expect(usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 10 });
+    const cost = textCost({ prompt_tokens: 4, completion_tokens: 10 });
+    expect(usage?.cost).toBe(cost / 1e6);
+    expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(cost);
+  });
+
+  it("n beyond what the balance covers is 402 (the hold covers n answers); streamed n above 1 on textB is 400 naming n; nothing charged", async () => {
     const poor = await fundedUser(h.server, 0.001);
     const client = new OpenAI({ apiKey: poor.key, baseURL: `${h.server.url}/v1`, maxRetries: 0 });
     const broke = await refusal(() => client.chat.completions.create({ model: "textA-4", messages, max_tokens: 100, n: 10 }));
@@ -52,11 +77,11 @@ describe("chat completions parameters on every text model, and the endpoints of 
     expect(await balanceMicros(h.server, poor.userId)).toBe(1_000);
     await client.chat.completions.create({ model: "textA-4", messages, max_tokens: 100, n: 1 });
 
-    for (const model of ["textA-4", "textB-3-haiku"]) {
-      const streamed = await refusal(() => h.client.chat.completions.create({ model, messages, n: 2, stream: true }));
-      expect(streamed.status).toBe(400);
-      expect(streamed.error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'n'") });
-    }
+    const streamed = await refusal(() => h.client.chat.completions.create({ model: "textB-3-haiku", messages, n: 2, stream: true }));
+    expect(streamed.status).toBe(400);
+    expect(streamed.error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'n'") });
+    const streamedBroke = await refusal(() => client.chat.completions.create({ model: "textA-4", messages, max_tokens: 100, n: 10, stream: true }));
+    expect(streamedBroke.status).toBe(402);
     const zero = await postJson(h.server, "/v1/chat/completions", h.user.key, { model: "textA-4", messages, n: 0 });
     expect((await readJson(zero)).error).toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("'n'") });
   });

@@ -77,9 +77,13 @@ export type ChatChoice = Pick<ChatResult, "content" | "message" | "finishReason"
  */
 export type ChatStreamEvent =
   /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
-  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; fields?: Record<string, unknown> }
-  /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
-  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> };
+  /** `index`: the choice (of `n`) the delta belongs to, when not the first */
+  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; index?: number; fields?: Record<string, unknown> }
+  /**
+   * always the last event of a successful stream; usage counted with a tokenizer when upstream sent none;
+   * `moreFinishReasons`: those of the choices after the first, when `n` asked for several
+   */
+  | { type: "done"; finishReason: string; usage: TextUsage; moreFinishReasons?: string[]; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> };
 
 export interface CompletionRequest {
   model: ModelDefinition;

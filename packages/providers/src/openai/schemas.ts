@@ -19,6 +19,7 @@ export const chatResponseSchema = z.compile(z.looseObject({
 
 export const chatChunkSchema = z.compile(z.looseObject({
   choices: z.array(z.looseObject({
+    index: z.number().int().nonnegative().optional(),
     delta: z.looseObject({ content: z.string().nullish() }).nullish(),
     finish_reason: z.string().nullish(),
     logprobs: z.unknown().optional(),

@@ -27,6 +27,14 @@ describe("openai transforms", () => {
     expect(parsed.moreChoices).toEqual([{ content: "b", message: { role: "assistant", content: "b" }, finishReason: "length" }]);
   });
 
+  it("reads every choice of a chunk, marking those after the first by their index", () => {
+    const chunk = { choices: [{ index: 1, delta: { content: "b" }, finish_reason: null }, { index: 0, delta: { content: "a" }, finish_reason: "stop" }] };
+    expect(parseChatStreamEvent({ data: JSON.stringify(chunk) })).toEqual([
+      { kind: "delta", content: "b", index: 1 }, { kind: "delta", content: "a" }, { kind: "finish", reason: "stop" },
+    ]);
+    expect(parseChatStreamEvent({ data: "{\"choices\":[{\"index\":2,\"delta\":{},\"finish_reason\":\"length\"}]}" })).toEqual([{ kind: "finish", reason: "length", index: 2 }]);
+  });
+
   it("reads deltas, finish reasons, usage and the end marker", () => {
     expect(parseChatStreamEvent({ data: "{\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":null}]}" })).toEqual([{ kind: "delta", content: "a" }]);
     expect(parseChatStreamEvent({ data: "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}" })).toEqual([{ kind: "finish", reason: "stop" }]);

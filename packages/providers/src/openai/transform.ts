@@ -175,17 +175,21 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   const parsed = chatChunkSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("stream");
   const pieces = fieldPieces(parsed.data);
-  const choice = parsed.data.choices?.[0];
-  const delta = choice?.delta;
-  const content = delta?.content ?? "";
-  // a delta with more than text (tool_calls, refusal ...) or with logprobs is passed on whole
-  const extra = delta ? Object.keys(delta).some((k) => k !== "content" && k !== "role" && delta[k] != null) : false;
-  const logprobs = choice?.logprobs ?? undefined;
-  if (extra || logprobs !== undefined) {
-    const { role: _role, ...rest } = delta ?? {};
-    pieces.push({ kind: "delta", content, ...(extra ? { delta: { ...rest, content: delta?.content ?? null } } : {}), ...(logprobs !== undefined ? { logprobs } : {}) });
-  } else if (content) pieces.push({ kind: "delta", content });
-  if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
+  // every choice of the chunk (`n` answers stream interleaved); a choice other than the first is marked by its index
+  for (const [position, choice] of (parsed.data.choices ?? []).entries()) {
+    const index = choice.index ?? position;
+    const at = index === 0 ? {} : { index };
+    const delta = choice.delta;
+    const content = delta?.content ?? "";
+    // a delta with more than text (tool_calls, refusal ...) or with logprobs is passed on whole
+    const extra = delta ? Object.keys(delta).some((k) => k !== "content" && k !== "role" && delta[k] != null) : false;
+    const logprobs = choice.logprobs ?? undefined;
+    if (extra || logprobs !== undefined) {
+      const { role: _role, ...rest } = delta ?? {};
+      pieces.push({ kind: "delta", content, ...at, ...(extra ? { delta: { ...rest, content: delta?.content ?? null } } : {}), ...(logprobs !== undefined ? { logprobs } : {}) });
+    } else if (content) pieces.push({ kind: "delta", content, ...at });
+    if (choice.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason, ...at });
+  }
   return usagePieces(pieces, parsed.data.usage);
 }
 

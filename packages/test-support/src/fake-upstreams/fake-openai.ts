@@ -159,6 +159,7 @@ export class FakeOpenAi extends FakeServer {
     }
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
+    const indexes = Array.from({ length: choices }, (_, index) => index);
     const events = call
       ? [
         chunk([{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }, finish_reason: null }]),
@@ -166,9 +167,10 @@ export class FakeOpenAi extends FakeServer {
         chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
       ]
       : [
-        chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
-        ...reply.pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, logprobs: logprobs ? fakeLogprobs([piece]) : null, finish_reason: null }])),
-        chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]),
+        // `n` choices interleave, piece by piece, as OpenAI streams them
+        ...indexes.map((index) => chunk([{ index, delta: { role: "assistant", content: "" }, finish_reason: null }])),
+        ...reply.pieces.flatMap((piece) => indexes.map((index) => chunk([{ index, delta: { content: piece }, logprobs: logprobs ? fakeLogprobs([piece]) : null, finish_reason: null }]))),
+        ...indexes.map((index) => chunk([{ index, delta: {}, finish_reason: reply.finishReason }])),
       ];
     if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage }));
     events.push("data: [DONE]\n\n");

@@ -77,10 +77,6 @@ export const chatBody = z.compile(z.object({
   ...storedCompletion,
 }).superRefine((body, ctx) => {
   streamOptionsNeedStream(body, ctx);
-  // several answers are given whole, never interleaved in one stream (docs/openai-compatibility.md)
-  if (body.stream === true && body.n != null && body.n > 1) {
-    ctx.addIssue({ code: "custom", input: body.n, path: ["n"], message: "must be 1 when 'stream' is enabled (several choices are answered whole, not streamed)" });
-  }
   if (body.top_logprobs != null && body.logprobs !== true) {
     ctx.addIssue({ code: "custom", input: body.top_logprobs, path: ["top_logprobs"], message: "requires 'logprobs' to be true" });
   }
