@@ -25,6 +25,9 @@ const TARGETS: Array<{ path: string; body: Record<string, unknown> }> = [
   { path: "/v1/chat/completions", body: { model: "textB-3-haiku", messages: chatMessages, max_tokens: 5, stream: true, stream_options: { include_usage: true } } },
   { path: "/v1/completions", body: { model: "text-davinci-003", prompt: "hi", max_tokens: 5 } },
   { path: "/v1/embeddings", body: { model: "text-embedding-ada-002", input: "hi" } },
+  { path: "/v1/images/generations", body: { model: "imageA", prompt: "a red bicycle", n: 1, size: "512x512", response_format: "b64_json", style: "raw" } },
+  { path: "/v1/images/generations", body: { model: "imageB-1-schnell", prompt: "a red bicycle", size: "512x512" } },
+  { path: "/v1/audio/speech", body: { model: "speechvendor-tts", input: "hello", voice: "Rachel", response_format: "wav", speed: 1 } },
 ];
 
 const NASTY: unknown[] = [

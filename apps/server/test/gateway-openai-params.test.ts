@@ -90,10 +90,10 @@ describe("OpenAI request parameters: validated for every model, mapped or refuse
     expect(h.fakes.textA.lastRequest()?.json).toMatchObject(extra);
   });
 
-  it("textB: stop, top_p and user are mapped to Messages fields; sampling hints without an equivalent are left out", async () => {
+  it("textB: stop, top_p and user are mapped to Messages fields; the defaults of fields without an equivalent are left out", async () => {
     const res = await post("/v1/chat/completions", {
-      model: "textB-3-haiku", messages, stop: "END", top_p: 0.5, user: "u-1", seed: 7, presence_penalty: 1, frequency_penalty: 1,
-      logit_bias: { 50256: -100 }, logprobs: false, response_format: { type: "text" },
+      model: "textB-3-haiku", messages, stop: "END", top_p: 0.5, user: "u-1", seed: null, presence_penalty: 0, frequency_penalty: 0,
+      logit_bias: {}, logprobs: false, response_format: { type: "text" },
     });
     expect(res.status).toBe(200);
     const sent = h.fakes.textB.lastRequest()?.json as Record<string, unknown>;

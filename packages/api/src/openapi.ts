@@ -98,6 +98,28 @@ function procedureMetas(): Map<string, ApiMeta> {
   return metas;
 }
 
+/**
+ * The gateway's operations (apps/server builds them from its route schemas): described at their full path, with the
+ * public origin as their path's server, since they are not under /api (/v1/chat/completions ...). `auth` is always
+ * the API key; `errors` are rendered like a procedure's unless the operation gives its own error responses.
+ */
+export interface GatewayOperation {
+  path: string;
+  method: "get" | "post" | "delete";
+  operation: Record<string, unknown>;
+  /** also `x-api-key` (the Anthropic SDK's header) beside the bearer key */
+  anthropicKey?: boolean;
+  errors: ErrorCode[];
+}
+
+function addGatewayOperations(paths: Record<string, Record<string, unknown>>, origin: string, operations: GatewayOperation[]): void {
+  for (const { path, method, operation, anthropicKey, errors } of operations) {
+    const responses = { ...errorResponses(errors), ...(operation.responses as Record<string, unknown>) };
+    const security = anthropicKey ? [{ apiKey: [] }, { anthropicApiKey: [] }] : [{ apiKey: [] }];
+    paths[path] = { servers: [{ url: origin }], ...paths[path], [method]: { ...operation, security, responses } };
+  }
+}
+
 /** Rewrites the generated responses: real success statuses and the spec's error bodies and codes. */
 function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
   const metas = procedureMetas();
@@ -143,8 +165,15 @@ function withTextRules(doc: OpenAPIObject): OpenAPIObject {
   return doc;
 }
 
-/** The OpenAPI 3.1 document of every REST route, generated from the routers' meta. */
-export function buildOpenApiDocument(options: { baseUrl: string; version: string }): OpenAPIObject {
+/**
+ * The OpenAPI 3.1 document of every REST route, generated from the routers' meta, and the gateway's operations when
+ * given (their schemas live with their routes in apps/server).
+ */
+export function buildOpenApiDocument(options: {
+  baseUrl: string;
+  version: string;
+  gateway?: { origin: string; operations: GatewayOperation[]; schemas?: Record<string, unknown> };
+}): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: "AI Gateway API",
     description: "REST routes of the AI gateway. Errors use the nested form {error: {message, type, code}}; "
@@ -154,7 +183,13 @@ export function buildOpenApiDocument(options: { baseUrl: string; version: string
     securitySchemes: {
       session: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "Session cookie set by POST /api/auth/login" },
       apiKey: { type: "http", scheme: "bearer", description: "API key: Authorization: Bearer ak-..." },
+      ...(options.gateway ? { anthropicApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "API key as Anthropic's SDKs send it (/v1/messages)" } } : {}),
     },
   });
-  return withSpecResponses(doc);
+  const described = withSpecResponses(doc);
+  if (options.gateway) {
+    addGatewayOperations((described.paths ??= {}) as Record<string, Record<string, unknown>>, options.gateway.origin, options.gateway.operations);
+    described.components = { ...described.components, schemas: { ...(described.components?.schemas ?? {}), ...(options.gateway.schemas as SchemaMap | undefined) } };
+  }
+  return described;
 }

@@ -15,7 +15,7 @@ import { createOpenAiImagesAdapter, type ImageAdapter } from "./openai-images/ad
 import { Router } from "./routing/router";
 import type { Random } from "./routing/weighted-choice";
 import { countTokens } from "./tokens";
-import type { ChatStreamEvent, ProviderGateway, UpstreamAttempt } from "./types";
+import type { ChatRequest, ChatResult, ChatStreamEvent, ProviderGateway, UpstreamAttempt } from "./types";
 
 export interface ProviderGatewayOptions {
   /** backoff timing (tests shorten it); the retry count comes from config.upstream.maxRetries */
@@ -39,6 +39,26 @@ const wrongKind = (model: ModelDefinition, what: string) =>
  * (Mistral has no /v1/completions), so its /v1/completions go through chat, as Messages models' do.
  */
 const hasCompletionsApi = (model: ModelDefinition): boolean => model.protocol === "openai" && model.provider !== "textC";
+
+/** Only the OpenAI protocol answers `n` choices in one call; the others are asked once per choice. */
+export const answersNChoicesAtOnce = (model: ModelDefinition): boolean => model.protocol === "openai";
+
+/**
+ * `n` answers from a protocol without `n` (Messages): n calls in parallel, the first failure failing the request
+ * (nothing is charged for a failed request), their usage summed, which is what the upstream bills.
+ */
+async function chatPerChoice(adapter: TextAdapter, req: ChatRequest, n: number): Promise<ChatResult> {
+  const answers = await Promise.all(Array.from({ length: n }, () => adapter.chat({ ...req, n: undefined })));
+  const [first, ...rest] = answers as [ChatResult, ...ChatResult[]];
+  return {
+    ...first,
+    moreChoices: rest.map(({ content, message, finishReason, logprobs }) => ({ content, message, finishReason, logprobs })),
+    usage: {
+      promptTokens: answers.reduce((sum, a) => sum + a.usage.promptTokens, 0),
+      completionTokens: answers.reduce((sum, a) => sum + a.usage.completionTokens, 0),
+    },
+  };
+}
 
 function pick<T>(adapters: Partial<Record<Protocol, T>>, model: ModelDefinition, what: string): T {
   const adapter = adapters[model.protocol];
@@ -87,7 +107,12 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
   }
 
   return {
-    chat: async (req) => router.call(req.model, req.signal, true, (model, retries) => pick(on(retries).text, model, "chat").chat({ ...req, model })),
+    chat: async (req) => router.call(req.model, req.signal, true, (model, retries) => {
+      const adapter = pick(on(retries).text, model, "chat");
+      const request = { ...req, model };
+      if (req.n !== undefined && req.n > 1 && !answersNChoicesAtOnce(model)) return chatPerChoice(adapter, request, req.n);
+      return adapter.chat(request);
+    }),
     // Lazy: routing and configuration errors surface on the first next(), like upstream errors do.
     chatStream: (req) => router.stream(req.model, req.signal, (model, retries) => pick(on(retries).text, model, "chat").chatStream({ ...req, model })),
     checkChat: (req) => pick(text, req.model, "chat").check?.(req),

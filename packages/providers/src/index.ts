@@ -1,5 +1,5 @@
 export * from "./types";
-export { createProviderGateway, type ProviderGatewayOptions } from "./create-provider-gateway";
+export { answersNChoicesAtOnce, createProviderGateway, type ProviderGatewayOptions } from "./create-provider-gateway";
 export { CATALOG_CREATED, findModel, listModels, publicPricing, type ModelListEntry, type PublicPricing } from "./catalog";
 export { chatOutputText, StreamInterruptedError, deltaOutputText, withoutEcho } from "./text-stream";
 export { COMPLETION_DEFAULT_MAX_TOKENS } from "./completion-as-chat";

@@ -9,8 +9,9 @@ import type { ChatResult, ChatStreamEvent, TextUsage } from "./types";
 /** What an adapter's parseStreamEvent reads out of one upstream event. */
 export type StreamPiece =
   /** `delta`: the whole upstream delta in OpenAI's shape, when it carries more than text (tool_calls ...) */
-  | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
-  | { kind: "finish"; reason: string }
+  | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; index?: number }
+  /** `index`: the choice (of `n`) it belongs to, when not the first */
+  | { kind: "finish"; reason: string; index?: number }
   | { kind: "usage"; promptTokens?: number; completionTokens?: number; details?: Record<string, unknown> }
   /** top-level chunk fields kept for the client's chunks (system_fingerprint, service_tier) */
   | { kind: "fields"; fields: Record<string, unknown> }
@@ -68,9 +69,10 @@ function sideText(part: Record<string, unknown> | undefined): string {
 }
 
 /** What a chat answer produced: its text, refusal and reasoning and, when it made calls, their JSON (output bytes, counted tokens). */
-export function chatOutputText(result: Pick<ChatResult, "content" | "message">): string {
+export function chatOutputText(result: Pick<ChatResult, "content" | "message" | "moreChoices">): string {
   const calls = result.message.tool_calls;
-  return result.content + sideText(result.message) + (calls === undefined ? "" : JSON.stringify(calls));
+  const more = result.moreChoices?.map(chatOutputText).join("") ?? "";
+  return result.content + sideText(result.message) + (calls === undefined ? "" : JSON.stringify(calls)) + more;
 }
 
 /** The output of an OpenAI delta besides its content: refusal and reasoning text, tool-call names and argument pieces. */
@@ -85,6 +87,9 @@ export function deltaOutputText(delta: Record<string, unknown> | undefined): str
   return text;
 }
 
+/** A delta's choice, when not the first. */
+const choiceOf = (piece: { index?: number }): { index?: number } => (piece.index ? { index: piece.index } : {});
+
 const truncated = () => new AppError("upstream_error", "The upstream stream ended before it was complete.");
 
 export async function* foldTextStream(options: TextStreamOptions): AsyncGenerator<ChatStreamEvent> {
@@ -94,6 +99,8 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
   let completionTokens: number | undefined;
   let usageDetails: Record<string, unknown> | undefined;
   let fields: Record<string, unknown> | undefined;
+  /** the finish reasons of the choices after the first (`n` above 1), by index */
+  const moreFinishes = new Map<number, string>();
   let ended = false;
   // Until a delta is handed on, nothing reached the client: a connection lost before may be retried upstream.
   let handedOn = false;
@@ -111,15 +118,16 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
             const produced = piece.content + deltaOutputText(piece.delta);
             if (produced.length > 0) parts.push(produced);
             handedOn = true;
-            yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs, ...(fields ? { fields } : {}) };
+            yield { type: "delta", content: piece.content, delta: piece.delta, logprobs: piece.logprobs, ...choiceOf(piece), ...(fields ? { fields } : {}) };
             continue;
           }
           if (piece.content.length === 0) continue;
           parts.push(piece.content);
           handedOn = true;
-          yield { type: "delta", content: piece.content, ...(fields ? { fields } : {}) };
+          yield { type: "delta", content: piece.content, ...choiceOf(piece), ...(fields ? { fields } : {}) };
         } else if (piece.kind === "finish") {
-          finishReason = piece.reason;
+          if (piece.index) moreFinishes.set(piece.index, piece.reason);
+          else finishReason = piece.reason;
         } else if (piece.kind === "fields") {
           fields = piece.fields;
         } else if (piece.kind === "usage") {
@@ -146,5 +154,6 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
       throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0, reported);
     }
   }
-  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
+  const more = moreFinishes.size > 0 ? { moreFinishReasons: [...moreFinishes].sort(([a], [b]) => a - b).map(([, reason]) => reason) } : {};
+  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...more, ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
 }

@@ -72,6 +72,8 @@ export interface ChatRequest {
    */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
   temperature?: number;
+  /** how many answers (OpenAI's `n`); more than one is never streamed */
+  n?: number;
   /** the messages exactly as the client sent them (validated): what OpenAI-compatible upstreams receive */
   wireMessages?: readonly unknown[];
   /** unknown OpenAI fields passed through to OpenAI-compatible upstreams untouched */
@@ -93,7 +95,12 @@ export interface ChatResult {
   usage: TextUsage;
   /** the upstream's usage breakdown (OpenAI's prompt_tokens_details, completion_tokens_details), passed on as it came */
   usageDetails?: Record<string, unknown>;
+  /** the answers after the first when `n` asked for several (choices 1..n-1, in order) */
+  moreChoices?: ChatChoice[];
 }
+
+/** One answer of a chat call with `n` above 1. */
+export type ChatChoice = Pick<ChatResult, "content" | "message" | "finishReason" | "logprobs">;
 
 /**
  * A stream's errors are thrown from its iterator: before the first event they are plain AppErrors (nothing was
@@ -101,9 +108,13 @@ export interface ChatResult {
  */
 export type ChatStreamEvent = (
   /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
-  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; fields?: Record<string, unknown> }
-  /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
-  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> }
+  /** `index`: the choice (of `n`) the delta belongs to, when not the first */
+  | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; index?: number; fields?: Record<string, unknown> }
+  /**
+   * always the last event of a successful stream; usage counted with a tokenizer when upstream sent none;
+   * `moreFinishReasons`: those of the choices after the first, when `n` asked for several
+   */
+  | { type: "done"; finishReason: string; usage: TextUsage; moreFinishReasons?: string[]; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> }
 ) & {
   /** set on every event the ProviderGateway yields: the model and deployment producing the stream */
   served?: Served;
@@ -175,9 +186,10 @@ export interface ImageResult {
   images: GeneratedImage[];
 }
 
+/** ElevenLabs' voice settings; a field left out keeps the voice's own (OpenAI's speech route sends `speed` alone). */
 export interface VoiceSettings {
-  stability: number;
-  similarity_boost: number;
+  stability?: number;
+  similarity_boost?: number;
   style?: number;
   use_speaker_boost?: boolean;
   speed?: number;
@@ -212,6 +224,8 @@ export interface AudioResult {
 export interface TranscriptionRequest {
   model: ModelDefinition;
   audio: { data: Buffer; filename: string; contentType: string };
+  /** the spoken language (ISO 639-1 or -3), when the caller knows it */
+  language?: string;
   signal: CancelSignal;
 }
 
@@ -221,6 +235,16 @@ export interface TranscriptionResult {
   durationSeconds?: number;
   /** where the last timed word ends: a lower bound of the length (speech may stop before the audio does) */
   lastWordEndSeconds?: number;
+  /** the timed words, when the upstream reports them (subtitles and verbose transcripts are cut from them) */
+  words?: TimedWord[];
+  /** the language the upstream detected (or was told) */
+  language?: string;
+}
+
+export interface TimedWord {
+  word: string;
+  start: number;
+  end: number;
 }
 
 /**

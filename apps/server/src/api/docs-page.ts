@@ -36,11 +36,13 @@ export function renderDocsPage(doc: OpenAPIObject): string {
   const sections: string[] = [];
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     if (!isObject(item)) continue;
+    // the gateway's paths are full (their path item names the origin as its server); the others are under /api
+    const shownPath = Array.isArray(item.servers) ? path : `/api${path}`;
     for (const [method, operation] of Object.entries(item)) {
-      if (!isObject(operation)) continue;
+      if (!isObject(operation) || method === "servers") continue;
       const auth = Array.isArray(operation.security) ? "session cookie or API key as the route requires" : "none";
       sections.push(`<section id="${escapeHtml(String(operation.operationId ?? ""))}">
-<h3><span class="method ${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span> <code>/api${escapeHtml(path)}</code></h3>
+<h3><span class="method ${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span> <code>${escapeHtml(shownPath)}</code></h3>
 <p>${escapeHtml(String(operation.summary ?? ""))}</p><p class="auth">Authentication: ${escapeHtml(auth)}</p>
 ${requestPart(operation)}${responsesPart(operation)}</section>`);
     }

@@ -2,6 +2,7 @@ import type { Express } from "express";
 import { buildOpenApiDocument } from "@gw/api/openapi";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
+import { gatewayOperations } from "../gateway/openapi";
 import { mountAuthRoutes } from "../auth/mount";
 import { lowerCaseMediaType } from "../http/content-type";
 import { jsonParser } from "../http/json-body";
@@ -18,7 +19,9 @@ const API_VERSION = "1.0.0";
 /** /api: tRPC for the dashboard, the REST routes generated from the same routers, the OpenAPI document and its page. */
 export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
   let doc: OpenAPIObject | undefined;
-  const document = () => (doc ??= buildOpenApiDocument({ baseUrl: `${ctx.config.publicUrl}/api`, version: API_VERSION }));
+  const document = () => (doc ??= buildOpenApiDocument({
+    baseUrl: `${ctx.config.publicUrl}/api`, version: API_VERSION, gateway: { origin: ctx.config.publicUrl, ...gatewayOperations() },
+  }));
 
   app.use("/api", noStore, lowerCaseMediaType, csrfGuard(ctx.config.publicUrl));
   app.get("/api/openapi.json", (_req, res) => {

@@ -10,7 +10,7 @@ import { notFound } from "../http/errors";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
-import { jsonBody, jsonOrMultipartBody } from "./http/body";
+import { jsonBody, jsonOrMultipartBody, multipartFileBody } from "./http/body";
 import { IdempotencyStore } from "./idempotency/idempotency-store";
 import { asksForStream, idempotency } from "./idempotency/middleware";
 import { enforceLimits } from "./limits/middleware";
@@ -18,6 +18,7 @@ import { RequestLimits } from "./limits/request-limits";
 import { chatCompletions, completions, embeddings } from "./routes/chat";
 import { imageAGenerate, imageBGenerate } from "./routes/images";
 import { MODEL_ENTRY_PATH, model, models } from "./routes/models";
+import { audioSpeech, audioTranscriptions, imagesGenerations, moderations } from "./routes/openai-media";
 import { task } from "./routes/task";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
@@ -90,6 +91,9 @@ export async function mountGateway(
   const cors = apiCors(ctx.config.apiCorsOrigins);
   const limited: RequestHandler[] = [...(cors ? [cors.actual] : []), limitedAuth, enforceLimits(ctx, limits)];
   const json = jsonBody(ctx.config.jsonBodyLimitBytes, ctx.config.bodyIdleTimeoutMs, ctx.config.bodyTimeoutMs);
+  const audioForm = multipartFileBody("file", ["timestamp_granularities"], {
+    fieldLimitBytes: ctx.config.jsonBodyLimitBytes, fileLimitBytes: ctx.config.audioUploadLimitBytes, idleMs: ctx.config.bodyIdleTimeoutMs, totalMs: ctx.config.bodyTimeoutMs,
+  });
   // Only text answers stream: chat and completions, and on the task endpoint a text model's; elsewhere never.
   const once = idempotency(idempotencyStore, ctx.logger);
   const onceOrStreamed = idempotency(idempotencyStore, ctx.logger, asksForStream);
@@ -106,6 +110,10 @@ export async function mountGateway(
     ["POST", "/v1/chat/completions", [...limited, ...json, onceOrStreamed, chatCompletions(deps)]],
     ["POST", "/v1/completions", [deprecated, ...limited, ...json, onceOrStreamed, completions(deps)]],
     ["POST", "/v1/embeddings", [...limited, ...json, once, embeddings(deps)]],
+    ["POST", "/v1/images/generations", [...limited, ...json, once, imagesGenerations(deps)]],
+    ["POST", "/v1/audio/speech", [...limited, ...json, once, audioSpeech(deps)]],
+    ["POST", "/v1/audio/transcriptions", [...limited, ...audioForm, once, audioTranscriptions(deps)]],
+    ["POST", "/v1/moderations", [...limited, ...json, once, moderations()]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
     // its own `usage` limit, not the plan's, counts it

@@ -202,12 +202,22 @@ const ANTHROPIC_USER_ID_MAX = 256;
 /**
  * OpenAI fields Messages has no equivalent for and whose dropping would change what the answer is: the client would
  * read log probabilities that never come, parse JSON it never asked the model for in words, or get text past its
- * whitespace stop sequence. Refused, naming the field. Sampling hints without an equivalent (seed, presence/frequency
- * penalties, logit_bias) are left out: the answer is still the one asked for (docs/api.md).
+ * whitespace stop sequence. Refused, naming the field; so are the sampling controls without an equivalent (a seed,
+ * non-zero presence/frequency penalties, token biases): CONTRACT 9 wants them refused rather than dropped (docs/api.md).
  */
 function refuseUnsupported(passthrough: Record<string, unknown> | undefined, model: string): void {
   if (passthrough?.logprobs === true) {
     throw invalidParameter("logprobs", `is not supported by model '${model}' (its protocol returns no log probabilities)`);
+  }
+  // sampling controls Messages has no form for (CONTRACT 9: refused, never dropped); their defaults ask for nothing
+  if (passthrough?.seed != null) throw invalidParameter("seed", `is not supported by model '${model}' (its protocol has no seed)`);
+  for (const penalty of ["presence_penalty", "frequency_penalty"]) {
+    const value = passthrough?.[penalty];
+    if (typeof value === "number" && value !== 0) throw invalidParameter(penalty, `is not supported by model '${model}' (its protocol has no ${penalty.replace("_", " ")}; 0 is accepted)`);
+  }
+  const bias = passthrough?.logit_bias;
+  if (bias != null && typeof bias === "object" && Object.keys(bias).length > 0) {
+    throw invalidParameter("logit_bias", `is not supported by model '${model}' (its protocol has no token biases)`);
   }
   // OpenAI's legacy function calling: left out, the model would never see the functions offered (or forced)
   for (const legacy of ["functions", "function_call"]) {

@@ -22,7 +22,10 @@ const transcriptionSchema = z.compile(z.looseObject({
   text: z.string(),
   audio_duration: z.number().nonnegative().optional(),
   audio_duration_secs: z.number().nonnegative().optional(),
-  words: z.array(z.looseObject({ end: z.number().nonnegative().nullish() })).optional(),
+  language_code: z.string().nullish(),
+  words: z.array(z.looseObject({
+    text: z.string().nullish(), type: z.string().nullish(), start: z.number().nonnegative().nullish(), end: z.number().nonnegative().nullish(),
+  })).optional(),
 }));
 
 const outputQuery = (format: string | undefined) => `?output_format=${encodeURIComponent(format ?? DEFAULT_OUTPUT_FORMAT)}`;
@@ -94,6 +97,7 @@ export function buildSpeechToTextRequest(endpoint: Endpoint, upstreamModel: stri
   const form = new FormData();
   form.append("model_id", upstreamModel);
   form.append("file", new Blob([req.audio.data], { type: req.audio.contentType }), req.audio.filename);
+  if (req.language) form.append("language_code", req.language);
   return { url: `${endpoint.baseUrl}/v1/speech-to-text`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" }, body: form };
 }
 
@@ -104,7 +108,13 @@ export function parseSpeechToTextResponse(json: unknown): TranscriptionResult {
   const { text, words } = parsed.data;
   const reported = parsed.data.audio_duration_secs ?? parsed.data.audio_duration;
   const lastWordEnd = (words ?? []).reduce((max, word) => Math.max(max, word.end ?? 0), 0);
-  return { text, durationSeconds: reported, lastWordEndSeconds: lastWordEnd > 0 ? lastWordEnd : undefined };
+  // spoken words only (ElevenLabs also lists the spacing between them and audio events such as "(laughter)")
+  const timed = (words ?? []).flatMap((w) => (w.type == null || w.type === "word") && w.text && w.start != null && w.end != null
+    ? [{ word: w.text, start: w.start, end: w.end }] : []);
+  return {
+    text, durationSeconds: reported, lastWordEndSeconds: lastWordEnd > 0 ? lastWordEnd : undefined,
+    ...(timed.length > 0 ? { words: timed } : {}), ...(parsed.data.language_code ? { language: parsed.data.language_code } : {}),
+  };
 }
 
 /**

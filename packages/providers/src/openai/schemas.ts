@@ -9,6 +9,7 @@ const usage = z.looseObject({
 
 export const chatResponseSchema = z.compile(z.looseObject({
   choices: z.array(z.looseObject({
+    index: z.number().optional(),
     message: z.looseObject({ content: z.string().nullish() }),
     finish_reason: z.string().nullish(),
     logprobs: z.unknown().optional(),
@@ -18,6 +19,7 @@ export const chatResponseSchema = z.compile(z.looseObject({
 
 export const chatChunkSchema = z.compile(z.looseObject({
   choices: z.array(z.looseObject({
+    index: z.number().int().nonnegative().optional(),
     delta: z.looseObject({ content: z.string().nullish() }).nullish(),
     finish_reason: z.string().nullish(),
     logprobs: z.unknown().optional(),

@@ -5,7 +5,8 @@ import type { Endpoint } from "../endpoint";
 import type { SseEvent } from "../http/sse";
 import { StreamFailure } from "../http/upstream-client";
 import type { StreamPiece } from "../text-stream";
-import type { ChatMessage, ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
+import type { z } from "zod";
+import type { ChatChoice, ChatMessage, ChatRequest, ChatResult, CompletionRequest, CompletionResult, EmbeddingRequest } from "../types";
 import { readErrorMessage, upstreamStatusError, wrongShape } from "../upstream-errors";
 import { chatChunkSchema, chatResponseSchema, completionChunkSchema, completionResponseSchema, embeddingsResponseSchema, errorMessage } from "./schemas";
 
@@ -45,6 +46,7 @@ export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req:
     messages: req.wireMessages ?? req.messages.map(toWireMessage),
     [req.maxTokensField ?? "max_tokens"]: req.maxTokens,
     temperature: req.temperature,
+    n: req.n !== undefined && req.n > 1 ? req.n : undefined,
   });
   return { url: `${endpoint.baseUrl}/v1/chat/completions`, headers: headers(endpoint), body: JSON.stringify(withStreamMode(body, stream)) };
 }
@@ -82,19 +84,26 @@ export interface PartialUsage {
   completionTokens?: number;
 }
 
+type ParsedChoice = z.output<typeof chatResponseSchema>["choices"][number];
+
+/** A choice as the client gets it: the message as the upstream wrote it (tool_calls, refusal, annotations ...), as the assistant's. */
+function chatChoice(choice: ParsedChoice | undefined): ChatChoice {
+  const message = { ...choice?.message, role: "assistant", content: choice?.message.content ?? null };
+  const out: ChatChoice = { content: choice?.message.content ?? "", message, finishReason: choice?.finish_reason ?? "stop" };
+  if (choice?.logprobs != null) out.logprobs = choice.logprobs;
+  return out;
+}
+
 export function parseChatResponse(json: unknown): Omit<ChatResult, "usage"> & { usage: PartialUsage } {
   const parsed = chatResponseSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("chat completion");
-  const choice = parsed.data.choices[0];
-  // The message goes to the client as the upstream wrote it (tool_calls, refusal, annotations ...), as the assistant's.
-  const message = { ...choice?.message, role: "assistant", content: choice?.message.content ?? null };
+  // in the order of their index (`n` answers), whatever order the upstream listed them in
+  const choices = parsed.data.choices.map((c, i) => ({ c, i: typeof c.index === "number" ? c.index : i })).sort((a, b) => a.i - b.i).map(({ c }) => c);
   const result: Omit<ChatResult, "usage"> & { usage: PartialUsage } = {
-    content: choice?.message.content ?? "",
-    message,
-    finishReason: choice?.finish_reason ?? "stop",
+    ...chatChoice(choices[0]),
     usage: { promptTokens: parsed.data.usage?.prompt_tokens, completionTokens: parsed.data.usage?.completion_tokens },
   };
-  if (choice?.logprobs != null) result.logprobs = choice.logprobs;
+  if (choices.length > 1) result.moreChoices = choices.slice(1).map(chatChoice);
   const fields = keptFields(parsed.data);
   if (fields) result.fields = fields;
   const usageDetails = usageDetailsOf(parsed.data.usage);
@@ -166,17 +175,21 @@ export function parseChatStreamEvent(event: SseEvent): StreamPiece[] {
   const parsed = chatChunkSchema.safeParse(json);
   if (!parsed.success) throw wrongShape("stream");
   const pieces = fieldPieces(parsed.data);
-  const choice = parsed.data.choices?.[0];
-  const delta = choice?.delta;
-  const content = delta?.content ?? "";
-  // a delta with more than text (tool_calls, refusal ...) or with logprobs is passed on whole
-  const extra = delta ? Object.keys(delta).some((k) => k !== "content" && k !== "role" && delta[k] != null) : false;
-  const logprobs = choice?.logprobs ?? undefined;
-  if (extra || logprobs !== undefined) {
-    const { role: _role, ...rest } = delta ?? {};
-    pieces.push({ kind: "delta", content, ...(extra ? { delta: { ...rest, content: delta?.content ?? null } } : {}), ...(logprobs !== undefined ? { logprobs } : {}) });
-  } else if (content) pieces.push({ kind: "delta", content });
-  if (choice?.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason });
+  // every choice of the chunk (`n` answers stream interleaved); a choice other than the first is marked by its index
+  for (const [position, choice] of (parsed.data.choices ?? []).entries()) {
+    const index = choice.index ?? position;
+    const at = index === 0 ? {} : { index };
+    const delta = choice.delta;
+    const content = delta?.content ?? "";
+    // a delta with more than text (tool_calls, refusal ...) or with logprobs is passed on whole
+    const extra = delta ? Object.keys(delta).some((k) => k !== "content" && k !== "role" && delta[k] != null) : false;
+    const logprobs = choice.logprobs ?? undefined;
+    if (extra || logprobs !== undefined) {
+      const { role: _role, ...rest } = delta ?? {};
+      pieces.push({ kind: "delta", content, ...at, ...(extra ? { delta: { ...rest, content: delta?.content ?? null } } : {}), ...(logprobs !== undefined ? { logprobs } : {}) });
+    } else if (content) pieces.push({ kind: "delta", content, ...at });
+    if (choice.finish_reason) pieces.push({ kind: "finish", reason: choice.finish_reason, ...at });
+  }
   return usagePieces(pieces, parsed.data.usage);
 }
 

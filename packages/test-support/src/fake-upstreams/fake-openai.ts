@@ -122,7 +122,10 @@ export class FakeOpenAi extends FakeServer {
     const maxTokens = typeof limit === "number" ? limit : undefined;
     const reply = fakeChatReply(body.messages, maxTokens);
     const call = fakeToolCall(body.messages, offeredTool(body));
-    const usage = this.usage(call ?? reply);
+    // like OpenAI, `n` choices are all written and billed (the fake's are the same answer n times)
+    const choices = typeof body.n === "number" && body.n > 1 ? body.n : 1;
+    const answered = call ?? reply;
+    const usage = this.usage({ promptTokens: answered.promptTokens, completionTokens: answered.completionTokens * choices });
     const id = `chatcmpl-${randomUUID()}`;
     const model = String(body.model);
     const created = Math.floor(Date.now() / 1000);
@@ -144,18 +147,19 @@ export class FakeOpenAi extends FakeServer {
       const toolCall = call && { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
       sendBody(ctx, "application/json", JSON.stringify({
         id, object: "chat.completion", created, model, system_fingerprint: "fp_fake",
-        choices: [{
-          index: 0,
+        choices: Array.from({ length: choices }, (_, index) => ({
+          index,
           message: toolCall ? { role: "assistant", content: null, tool_calls: [toolCall], refusal: null } : { role: "assistant", content: reply.content, refusal: null },
           logprobs: logprobs && !call ? fakeLogprobs(reply.pieces) : null,
           finish_reason: call ? "tool_calls" : reply.finishReason,
-        }],
+        })),
         ...(this.reportUsage ? { usage } : {}),
       }));
       return true;
     }
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
+    const indexes = Array.from({ length: choices }, (_, index) => index);
     const events = call
       ? [
         chunk([{ index: 0, delta: { role: "assistant", content: null, tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }, finish_reason: null }]),
@@ -163,9 +167,10 @@ export class FakeOpenAi extends FakeServer {
         chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
       ]
       : [
-        chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
-        ...reply.pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, logprobs: logprobs ? fakeLogprobs([piece]) : null, finish_reason: null }])),
-        chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]),
+        // `n` choices interleave, piece by piece, as OpenAI streams them
+        ...indexes.map((index) => chunk([{ index, delta: { role: "assistant", content: "" }, finish_reason: null }])),
+        ...reply.pieces.flatMap((piece) => indexes.map((index) => chunk([{ index, delta: { content: piece }, logprobs: logprobs ? fakeLogprobs([piece]) : null, finish_reason: null }]))),
+        ...indexes.map((index) => chunk([{ index, delta: {}, finish_reason: reply.finishReason }])),
       ];
     if (this.reportUsage && body.stream_options?.include_usage === true) events.push(chunk([], { usage }));
     events.push("data: [DONE]\n\n");

@@ -54,13 +54,15 @@ export interface UploadedAudio {
   contentType: string;
   /** sent without a type of its own (or as text/plain, the form default): only audio the gateway can read is taken */
   untyped: boolean;
+  /** the form field it came in, named in errors (default `audio`) */
+  field?: string;
 }
 
 /** Seconds of audio an upload declares (see declaredAudioSeconds); an untyped upload must be readable audio. */
 async function uploadSeconds(audio: UploadedAudio): Promise<number | undefined> {
   const declared = await declaredAudioSeconds(audio.data, audio.untyped ? undefined : audio.contentType);
   if (audio.untyped && declared === undefined) {
-    throw invalidParameter("audio", "must be an audio or video file: it was sent as text/plain (or without a type) and its bytes are not audio the gateway can read; declare its type (audio/…)");
+    throw invalidParameter(audio.field ?? "audio", "must be an audio or video file: it was sent as text/plain (or without a type) and its bytes are not audio the gateway can read; declare its type (audio/…)");
   }
   return declared;
 }
@@ -103,7 +105,7 @@ export async function runSpeechToSpeech(
 export async function runSpeechToText(
   deps: GatewayDeps,
   meta: RequestMeta,
-  call: { model: ModelDefinition; audio: UploadedAudio },
+  call: { model: ModelDefinition; audio: UploadedAudio; language?: string },
 ): Promise<{ transcription: TranscriptionResult; cost: number }> {
   const declared = await uploadSeconds(call.audio);
   const held = heldAudioSeconds(call.audio.data.length, declared);

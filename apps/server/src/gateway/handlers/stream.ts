@@ -35,19 +35,19 @@ export function setEventStreamHeaders(res: Response, headers: Record<string, str
 
 type TextDelta = Extract<ChatStreamEvent, { type: "delta" }>;
 
-/** How a stream's one choice is spelled in its chunks: a chat delta or a legacy completion's text. */
+/** How a stream's choices are spelled in its chunks: a chat delta or a legacy completion's text. */
 interface ChoiceShape {
   /** the choice sent with the status line, before any output (chat: the assistant's role) */
-  opening?: Record<string, unknown>;
+  opening?(index: number): Record<string, unknown>;
   output(event: TextDelta): Record<string, unknown>;
-  finish(reason: string): Record<string, unknown>;
+  finish(reason: string, index: number): Record<string, unknown>;
 }
 
 const CHAT_CHOICE: ChoiceShape = {
-  opening: { index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null },
+  opening: (index) => ({ index, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }),
   // tool-call fragments, refusals, logprobs: passed on as the upstream sent them
-  output: (event) => ({ index: 0, delta: event.delta ?? { content: event.content }, logprobs: event.logprobs ?? null, finish_reason: null }),
-  finish: (reason) => ({ index: 0, delta: {}, logprobs: null, finish_reason: reason }),
+  output: (event) => ({ index: event.index ?? 0, delta: event.delta ?? { content: event.content }, logprobs: event.logprobs ?? null, finish_reason: null }),
+  finish: (reason, index) => ({ index, delta: {}, logprobs: null, finish_reason: reason }),
 };
 
 /** OpenAI's legacy completions stream: text chunks, then the finish reason on a chunk of empty text. */
@@ -154,6 +154,8 @@ interface TextStream {
   events: () => AsyncIterable<ChatStreamEvent>;
   /** a completion's prompt that `echo: true` repeats in the text sent: a cut stream pays it as prompt, not output */
   echoed?: string;
+  /** how many answers stream interleaved (chat's `n`; 1 when unset) */
+  choices?: number;
 }
 
 /**
@@ -165,8 +167,10 @@ export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Resp
   const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
   const request = chatRequest(call, meta, budget);
   deps.providers.checkChat(request);
+  // `n` answers stream interleaved in one upstream call (OpenAI's protocol; routes/chat.ts refuses it for the others)
+  const choices = call.n ?? 1;
   await streamText(deps, meta, res, {
-    model: call.model, promptTokens, worstCase: { promptTokens, completionTokens: budget }, events: () => deps.providers.chatStream(request),
+    model: call.model, promptTokens, worstCase: { promptTokens, completionTokens: budget * choices }, events: () => deps.providers.chatStream(request), choices,
   }, CHAT_CHOICE, format);
 }
 
@@ -199,7 +203,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   const sse = new SseWriter(res, format, model.id);
   let started = false;
   let emitted = "";
-  let final: { finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> } | undefined;
+  let final: Omit<Extract<ChatStreamEvent, { type: "done" }>, "type" | "fields"> | undefined;
   const start = (served?: Served) => {
     if (started) return;
     started = true;
@@ -209,7 +213,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
       sse.model = model.id;
     }
     sse.open({ [GATEWAY_MODEL_HEADER]: model.id });
-    if (shape.opening) sse.chunk(shape.opening);
+    for (let index = 0; shape.opening && index < (stream.choices ?? 1); index++) sse.chunk(shape.opening(index));
   };
   // the upstream attempt lasts until its last event was read (a slow client's pace included)
   const upstreamAt = meta.observation.upstreamStarted();
@@ -223,7 +227,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
         // Not on the usual path: only when the client reads slower than the upstream writes.
         if (sse.backedUp) await sse.drained(stalledClientMs);
       } else {
-        final = { finishReason: event.finishReason, usage: event.usage, usageDetails: event.usageDetails };
+        final = { finishReason: event.finishReason, usage: event.usage, moreFinishReasons: event.moreFinishReasons, usageDetails: event.usageDetails };
       }
     }
     if (!final) throw new Error("stream ended without a final event");
@@ -260,7 +264,8 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   await hold.cover(used);
   const cost = hold.quote(used);
   try {
-    sse.chunk(shape.finish(final.finishReason));
+    sse.chunk(shape.finish(final.finishReason, 0));
+    for (let index = 1; index < (stream.choices ?? 1); index++) sse.chunk(shape.finish(final.moreFinishReasons?.[index - 1] ?? final.finishReason, index));
     if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
     sse.done();
   } finally {

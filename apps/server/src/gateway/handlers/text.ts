@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import { chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type Routed, type Served } from "@gw/providers";
+import { answersNChoicesAtOnce, chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type Routed, type Served } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, dearestOf, textCost } from "../money/pricing";
@@ -15,6 +15,8 @@ export interface TextCall {
   /** the field `maxTokens` came from, for error messages (`max_completion_tokens` on /v1/chat/completions) */
   maxTokensParam?: string;
   temperature?: number;
+  /** how many answers (chat's `n`); the hold covers them all */
+  n?: number;
   passthrough?: Record<string, unknown>;
 }
 
@@ -89,7 +91,7 @@ export function chatRequest(call: TextCall, meta: RequestMeta, budget: number): 
   return {
     model: call.model, messages: call.messages, wireMessages: call.wireMessages, maxTokens: call.maxTokens ?? budget, temperature: call.temperature,
     maxTokensField: call.maxTokensParam === "max_completion_tokens" ? "max_completion_tokens" : undefined,
-    passthrough: call.passthrough, signal: meta.signal,
+    n: call.n, passthrough: call.passthrough, signal: meta.signal,
   };
 }
 
@@ -98,7 +100,13 @@ export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): P
   const promptTokens = countPromptTokens(deps, call);
   const request = chatRequest(call, meta, completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam));
   deps.providers.checkChat(request);
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat(request), chatOutputText);
+  // n answers: n completions; a protocol without `n` is asked n times, each call reading (and billing) the prompt
+  const n = call.n ?? 1;
+  // (any model of the fallback chain may serve)
+  const promptCopies = deps.providers.modelChain(call.model).every(answersNChoicesAtOnce) ? 1 : n;
+  return billedText(deps, meta, call.model, {
+    promptTokens: promptTokens * promptCopies, windowTokens: promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam, candidates: n,
+  }, () => deps.providers.chat(request), chatOutputText);
 }
 
 export interface CompletionCall {

@@ -74,7 +74,7 @@ function sizeText(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): AppError {
+function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number, fileField = "audio"): AppError {
   if (err instanceof multer.MulterError) {
     if (err.code === "LIMIT_FILE_SIZE") {
       return new AppError("payload_too_large", `The audio file is larger than ${sizeText(maxBytes)}.`);
@@ -84,9 +84,9 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
       return new AppError("payload_too_large", `The field '${err.field ?? "body"}' is larger than ${sizeText(fieldLimitBytes)}.`);
     }
     // a second file, under any field name: the parameter concerned is the one file the form may carry
-    if (err.code === "LIMIT_FILE_COUNT") return new AppError("invalid_parameter", "Invalid parameter 'audio': only one file is accepted.");
+    if (err.code === "LIMIT_FILE_COUNT") return new AppError("invalid_parameter", `Invalid parameter '${fileField}': only one file is accepted.`);
     // a file under another field name: the audio file goes in the field 'audio'
-    if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': files are not accepted here; send the audio file in the field 'audio'.`);
+    if (err.code === "LIMIT_UNEXPECTED_FILE") return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "file"}': files are not accepted here; send the audio file in the field '${fileField}'.`);
     return new AppError("invalid_parameter", `Invalid parameter '${err.field ?? "body"}': ${err.message.toLowerCase()}.`);
   }
   return new AppError("invalid_parameter", "Invalid parameter 'body': malformed multipart/form-data.");
@@ -102,9 +102,14 @@ function multerError(err: unknown, maxBytes: number, fieldLimitBytes: number): A
  *   bytes; so a replacement character in a field is read as the mark of such bytes, and refused as a JSON body that is
  *   not UTF-8 is (CONTRACT 7b) rather than sent upstream garbled and charged.
  */
-function formFieldError(body: unknown): AppError | undefined {
+function formFieldError(body: unknown, listFields: readonly string[] = []): AppError | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   for (const [name, value] of Object.entries(body)) {
+    // a list field (`name[]` parts) holds short texts; anything else there is refused by the route's schema
+    if (listFields.includes(name) && Array.isArray(value) && value.length <= 8) {
+      if (value.some((v) => typeof v === "string" && v.includes("\uFFFD"))) return invalidParameter(name, "must be UTF-8 text");
+      continue;
+    }
     if (typeof value !== "string") return invalidParameter(name, "must be sent once, as one text field (objects and arrays as a JSON string)");
     if (value.includes("\uFFFD")) return invalidParameter(name, "must be UTF-8 text");
   }
@@ -115,9 +120,28 @@ function formFieldError(body: unknown): AppError | undefined {
  * busboy reads a part without a filename as a text field (curl's `-F audio=<clip.wav` sends one), decoding its
  * bytes as UTF-8, so the audio cannot be recovered: the client is told to send it as a file.
  */
-function audioAsFieldError(body: unknown): AppError | undefined {
-  if (typeof body !== "object" || body === null || !("audio" in body)) return undefined;
-  return invalidParameter("audio", "must be a file upload, a part with a filename (curl -F audio=@clip.wav), not a text field");
+function audioAsFieldError(body: unknown, fileField = "audio"): AppError | undefined {
+  if (typeof body !== "object" || body === null || !(fileField in body)) return undefined;
+  return invalidParameter(fileField, `must be a file upload, a part with a filename (curl -F ${fileField}=@clip.wav), not a text field`);
+}
+
+/**
+ * A multipart/form-data body only (OpenAI's audio uploads): one file in `fileField`, text fields, and the list
+ * fields named (sent as `name[]` parts); anything but a form is 415.
+ */
+export function multipartFileBody(fileField: string, listFields: readonly string[], opts: { fieldLimitBytes: number; fileLimitBytes: number; idleMs: number; totalMs: number }): RequestHandler[] {
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: opts.fileLimitBytes, files: 1, fields: 32, fieldSize: opts.fieldLimitBytes, parts: 40 },
+  }).single(fileField);
+  return [
+    bodyIdleTimeout(opts.idleMs, (req, res, next) => {
+      if (!req.is("multipart/form-data")) throw unsupportedMedia("multipart/form-data");
+      upload(req, res, (err: unknown) => next(err === undefined
+        ? audioAsFieldError(req.body, fileField) ?? formFieldError(req.body, listFields)
+        : multerError(err, opts.fileLimitBytes, opts.fieldLimitBytes, fileField)));
+    }, opts.totalMs),
+  ];
 }
 
 /** The task endpoint takes JSON, or multipart/form-data with one `audio` file (SPEC 4.1). */

@@ -11,8 +11,8 @@ interface IdempotencyDoc {
   /** how many more parts of the answer are stored in gateway_idempotency_parts */
   parts?: number;
   headers?: Record<string, string>;
-  /** `sse`: the answer was an event stream, `body` its text */
-  format?: "sse";
+  /** `sse`: the answer was an event stream, `body` its text; `raw`: bytes of a type of their own (audio, text) */
+  format?: "sse" | "raw";
   createdAt: Date;
 }
 
@@ -65,7 +65,20 @@ function splitParts(text: string): string[] {
 export type StoredAnswer =
   | { format: "json"; status: number; body: unknown; headers: Record<string, string> }
   /** a streamed answer: the server-sent events as written, `[DONE]` included */
-  | { format: "sse"; status: number; body: string; headers: Record<string, string> };
+  | { format: "sse"; status: number; body: string; headers: Record<string, string> }
+  /** an answer that is not JSON (audio, a transcript as text): its type and its bytes in base64 */
+  | { format: "raw"; status: number; body: RawBody; headers: Record<string, string> };
+
+export interface RawBody {
+  contentType: string;
+  base64: string;
+}
+
+function storedAnswer(format: IdempotencyDoc["format"], answer: { status: number; headers: Record<string, string> }, body: string): StoredAnswer {
+  if (format === "sse") return { ...answer, format, body: JSON.parse(body) as string };
+  if (format === "raw") return { ...answer, format, body: JSON.parse(body) as RawBody };
+  return { ...answer, format: "json", body: JSON.parse(body) as unknown };
+}
 
 export type BeginResult =
   | { kind: "acquired" }
@@ -121,7 +134,7 @@ export class IdempotencyStore {
         continue;
       }
       const answer = { status: doc.status, headers: doc.headers ?? {} };
-      return { kind: "replay", answer: doc.format === "sse" ? { ...answer, format: "sse", body: JSON.parse(body) as string } : { ...answer, format: "json", body: JSON.parse(body) as unknown } };
+      return { kind: "replay", answer: storedAnswer(doc.format, answer, body) };
     }
     return { kind: "in_flight" };
   }
@@ -138,7 +151,7 @@ export class IdempotencyStore {
     await this.model.updateOne({ _id: id }, {
       $set: {
         state: "done", status: answer.status, body: chunks[0], headers: answer.headers,
-        ...(rest > 0 ? { parts: rest } : {}), ...(answer.format === "sse" ? { format: "sse" } : {}),
+        ...(rest > 0 ? { parts: rest } : {}), ...(answer.format === "json" ? {} : { format: answer.format }),
       },
     });
   }

@@ -49,6 +49,17 @@ function keptHeaders(res: Response): Record<string, string> {
   return out;
 }
 
+/**
+ * Sends an answer that is not JSON (audio bytes, a transcript as text) with its type; under an Idempotency-Key it is
+ * stored first, as a JSON answer is.
+ */
+export function sendRaw(res: Response, contentType: string, body: Buffer | string): void {
+  const data = typeof body === "string" ? Buffer.from(body) : body;
+  const record = res.locals.recordRaw as ((contentType: string, data: Buffer) => void) | undefined;
+  if (record) record(contentType, data);
+  else res.type(contentType).send(data);
+}
+
 function replay(res: Response, answer: StoredAnswer): void {
   res.setHeader("Idempotent-Replayed", "true");
   if (answer.format === "sse") {
@@ -57,6 +68,10 @@ function replay(res: Response, answer: StoredAnswer): void {
     return;
   }
   for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  if (answer.format === "raw") {
+    res.status(answer.status).type(answer.body.contentType).send(Buffer.from(answer.body.base64, "base64"));
+    return;
+  }
   res.status(answer.status).json(answer.body);
 }
 
@@ -147,6 +162,14 @@ export function idempotency(store: IdempotencyStore, logger: Logger, streamed: S
       }
       void complete({ format: "json", status: res.statusCode, body, headers: keptHeaders(res) }).finally(() => send(body));
       return res;
+    };
+    res.locals.recordRaw = (contentType: string, data: Buffer) => {
+      const sendNow = () => res.type(contentType).send(data);
+      if (settled || res.statusCode < 200 || res.statusCode >= 300) {
+        void abandon().finally(sendNow);
+        return;
+      }
+      void complete({ format: "raw", status: res.statusCode, body: { contentType, base64: data.toString("base64") }, headers: keptHeaders(res) }).finally(sendNow);
     };
     if (streamed(req)) recordStream(res, (events) => complete({ format: "sse", status: 200, body: events, headers: keptHeaders(res) }), abandon, store.keeper(id));
     res.once("close", () => void abandon());

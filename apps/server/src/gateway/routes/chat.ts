@@ -9,8 +9,8 @@ import { streamChat, streamCompletion } from "../handlers/stream";
 import { runChat, runCompletion, runEmbeddings } from "../handlers/text";
 import { CHAT_KNOWN_FIELDS, COMPLETION_KNOWN_FIELDS, EMBEDDING_KNOWN_FIELDS, chatBody, completionBody, embeddingBody, passthroughOf } from "../schemas/text";
 import { textCompletionBody, unixSeconds, usageBody } from "./shapes";
-import { AppError, missingParameter } from "@gw/shared";
-import { COMPLETION_DEFAULT_MAX_TOKENS } from "@gw/providers";
+import { AppError, invalidParameter, missingParameter } from "@gw/shared";
+import { answersNChoicesAtOnce, COMPLETION_DEFAULT_MAX_TOKENS } from "@gw/providers";
 
 /** `model` is checked first so a missing or unknown model is reported as such, whatever else is wrong. */
 export function modelField(body: Record<string, unknown>): string {
@@ -26,6 +26,10 @@ export function chatCompletions(deps: GatewayDeps) {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
     const body = parseOrThrow(chatBody, raw);
+    // several answers stream interleaved only from an upstream that writes them so (docs/openai-compatibility.md)
+    if (body.stream && body.n != null && body.n > 1 && !answersNChoicesAtOnce(model)) {
+      throw invalidParameter("n", `must be 1 when 'stream' is enabled for model '${model.id}' (its protocol answers one choice per call)`);
+    }
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
     const call = {
@@ -35,6 +39,7 @@ export function chatCompletions(deps: GatewayDeps) {
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       maxTokensParam: body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
       temperature: body.temperature ?? undefined,
+      n: body.n ?? undefined,
       passthrough: passthroughOf(raw, CHAT_KNOWN_FIELDS),
     };
     const id = openAiId("chatcmpl");

@@ -16,7 +16,7 @@ import { unixSeconds } from "./shapes";
  * An image's `url`: the upstream's URL, else its data as a `data:` URL typed by its magic number (an OpenAI-compatible
  * upstream may answer JPEG or WebP data, which `image/png` would mislabel).
  */
-function imageUrl(img: GeneratedImage): string {
+export function imageUrl(img: GeneratedImage): string {
   if (img.url !== undefined) return img.url;
   const b64 = img.b64Json ?? "";
   const format = imageFormat(Buffer.from(b64.slice(0, 128), "base64")) ?? "png";

@@ -1,12 +1,12 @@
 import type { Request, Response } from "express";
 import { AppError } from "@gw/shared";
-import { listModels } from "@gw/providers/catalog";
 import type { GatewayDeps } from "../deps";
+import { modelEntries } from "./model-endpoints";
 
 /** GET /v1/models and /api/v1/models: every configured model, upstream configured or not (CONTRACT 4, 5). */
 export function models(deps: GatewayDeps) {
   return (_req: Request, res: Response) => {
-    res.json({ object: "list", data: listModels(deps.ctx.config) });
+    res.json({ object: "list", data: modelEntries(deps.ctx.config.models) });
   };
 }
 
@@ -31,7 +31,7 @@ function modelId(path: string): string {
 export function model(deps: GatewayDeps) {
   return (req: Request, res: Response) => {
     const id = modelId(req.path);
-    const entry = listModels(deps.ctx.config).find((m) => m.id === id);
+    const entry = modelEntries(deps.ctx.config.models).find((m) => m.id === id);
     if (!entry) throw new AppError("not_found", `The model '${id.slice(0, 100)}' does not exist.`);
     res.json(entry);
   };

@@ -15,7 +15,9 @@ export function textCompletionBody(opts: { id: string; object: "task.completion"
     object: opts.object,
     created: opts.created,
     model: opts.model,
-    choices: [{ index: 0, message: result.message, logprobs: result.logprobs ?? null, finish_reason: result.finishReason }],
+    choices: [result, ...(result.moreChoices ?? [])].map((choice, index) => ({
+      index, message: choice.message, logprobs: choice.logprobs ?? null, finish_reason: choice.finishReason,
+    })),
     usage: { ...usageBody(result.usage), ...result.usageDetails },
     ...result.fields,
   };

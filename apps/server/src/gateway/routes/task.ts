@@ -16,7 +16,7 @@ import { audioBody, textCompletionBody, unixSeconds } from "./shapes";
 type SpeechTask = "tts" | "sts" | "stt";
 
 /** Speech models are told apart by their id's suffix (speechvendor-tts / -sts / -stt; documented for custom models). */
-function speechTask(model: ModelDefinition): SpeechTask {
+export function speechTask(model: ModelDefinition): SpeechTask {
   if (model.id.endsWith("-stt")) return "stt";
   if (model.id.endsWith("-sts")) return "sts";
   return "tts";
@@ -34,21 +34,22 @@ const AUDIO_TYPE = /^(?:audio\/|video\/|application\/(?:octet-stream|ogg|mp4)(?:
  */
 const UNTYPED = /^text\/plain(?:;|$)/i;
 
-function uploadedAudio(req: Request): UploadedAudio {
+/** The request's audio file part (`field`: `audio` on the task endpoint, `file` on OpenAI's audio routes). */
+export function uploadedAudio(req: Request, field = "audio"): UploadedAudio {
   const file = req.file;
   if (!file || file.size === 0) {
     // audio comes only as a file part: a JSON body (base64 or a URL in `audio`) is told how to send it
     if (!req.is("multipart/form-data")) {
-      throw new AppError("missing_required_parameter", "Missing required parameter: 'audio' (send it as a file part of a multipart/form-data request).");
+      throw new AppError("missing_required_parameter", `Missing required parameter: '${field}' (send it as a file part of a multipart/form-data request).`);
     }
-    throw missingParameter("audio");
+    throw missingParameter(field);
   }
   const type = file.mimetype.trim();
   const untyped = UNTYPED.test(type);
   if (!untyped && !AUDIO_TYPE.test(type)) {
-    throw invalidParameter("audio", `must be an audio or video file, not ${JSON.stringify(file.mimetype.slice(0, 100))}`);
+    throw invalidParameter(field, `must be an audio or video file, not ${JSON.stringify(file.mimetype.slice(0, 100))}`);
   }
-  return { data: file.buffer, filename: file.originalname || "audio", contentType: untyped || type === "" ? "application/octet-stream" : file.mimetype, untyped };
+  return { data: file.buffer, filename: file.originalname || "audio", contentType: untyped || type === "" ? "application/octet-stream" : file.mimetype, untyped, field };
 }
 
 interface TaskContext {

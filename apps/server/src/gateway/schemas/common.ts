@@ -83,6 +83,8 @@ const maxCharacters = (max: number) => z.string().superRefine((s, ctx) => {
 
 /** Text billed per request (an image prompt, speech text) must show something: blank to the eye is empty. */
 export const visibleText = (max: number) =>
-  withoutNul(maxCharacters(max)).refine((s) => VISIBLE_CHARACTER.test(s), { message: "must not be empty" });
+  withoutNul(maxCharacters(max)).refine((s) => VISIBLE_CHARACTER.test(s), { message: "must not be empty" })
+    // what the refinements check, stated for the OpenAPI document (apps/server/src/gateway/openapi.ts)
+    .meta({ minLength: 1, maxLength: max });
 
 export const imagePrompt = visibleText(MAX_PROMPT_CHARS);

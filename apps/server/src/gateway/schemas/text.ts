@@ -12,8 +12,9 @@ export const COMPLETION_KNOWN_FIELDS = ["model", "prompt", "max_tokens", "temper
 export const EMBEDDING_KNOWN_FIELDS = ["model", "input", "encoding_format"];
 
 export const streamOptions = z.object({ include_usage: z.boolean().optional() }).nullish();
-// Only one choice per request is produced and billed.
+// Legacy completions produce and bill one choice per request; chat produces `n` (OpenAI's bound).
 const singleChoice = z.literal(1).nullish();
+export const MAX_CHAT_CHOICES = 128;
 
 /** OpenAI refuses stream_options on a request that does not stream; so do we, naming it. */
 export function streamOptionsNeedStream(body: { stream?: boolean | null; stream_options?: unknown }, ctx: z.RefinementCtx): void {
@@ -65,7 +66,7 @@ export const chatBody = z.compile(z.object({
   temperature: temperature.nullish(),
   stream: z.boolean().nullish(),
   stream_options: streamOptions,
-  n: singleChoice,
+  n: z.number().int().min(1).max(MAX_CHAT_CHOICES).nullish(),
   ...samplingFields,
   logprobs: z.boolean().nullish(),
   top_logprobs: z.number().int().min(0).max(20).nullish(),
