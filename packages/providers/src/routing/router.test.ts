@@ -157,6 +157,13 @@ describe("Router", () => {
     expect(h.router.chain(h.target).map((m) => m.id)).toEqual(["textA-4", "textB-3-haiku"]);
   });
 
+  it("skips a fallback whose upstream is not configured", async () => {
+    const h = harness(textA4({ deployments: [deployment("one")], fallbacks: ["textC-8x7b", "textB-3-haiku"] }));
+    const { promise, reached } = h.call((name) => (name === "textb" ? undefined : failure(500)));
+    expect((await promise).served.model.id).toBe("textB-3-haiku");
+    expect(reached).toEqual(["one", "textb"]);
+  });
+
   it("tries cooling deployments anyway when nothing else can serve", async () => {
     const h = harness(textA4({ deployments: [deployment("one"), deployment("two")] }));
     await expect(h.call(() => failure(500)).promise).rejects.toMatchObject({ code: "upstream_error" });

@@ -71,7 +71,7 @@ export class Router {
   private readonly endpoints = new WeakMap<ModelDefinition, Endpoint>();
   /** what the adapters resolve a model's upstream with: a deployment's own, else the model's or its provider's */
   readonly endpointFor: EndpointResolver;
-
+  /** a model's own upstream or its provider's: what a model without deployments is served by */
   private readonly base: EndpointResolver;
 
   constructor(config: Config, private readonly options: RouterOptions) {
@@ -80,7 +80,7 @@ export class Router {
     this.endpointFor = (model) => this.endpoints.get(model) ?? base(model);
     for (const model of config.models) {
       this.models.set(model.id, model);
-      this.byModel.set(model.id, model.deployments ? model.deployments.map((d) => this.declared(model, d)) : [this.implicit(model, base)]);
+      this.byModel.set(model.id, model.deployments ? model.deployments.map((d) => this.declared(model, d)) : [this.implicit(model)]);
     }
   }
 
@@ -88,7 +88,7 @@ export class Router {
   private deploymentsOf(model: ModelDefinition): Deployment[] {
     let deployments = this.byModel.get(model.id);
     if (!deployments) {
-      deployments = [this.implicit(model, this.base)];
+      deployments = [this.implicit(model)];
       this.byModel.set(model.id, deployments);
     }
     return deployments;
@@ -100,10 +100,10 @@ export class Router {
     return { id: d.id, weight: d.weight, bound, configured: true, health: new DeploymentHealth(this.options.clock, d.requestsPerMinute) };
   }
 
-  private implicit(model: ModelDefinition, base: EndpointResolver): Deployment {
+  private implicit(model: ModelDefinition): Deployment {
     let configured = true;
     try {
-      base(model);
+      this.base(model);
     } catch {
       configured = false;
     }
@@ -195,7 +195,9 @@ export class Router {
     const attempt = (m: ModelDefinition, deployment: Deployment, last: boolean): Attempt => ({
       deployment, bound: deployment.bound ?? m, served: { model: m, deploymentId: deployment.id, provider: m.provider }, last,
     });
-    const available = chain.map((m) => this.deploymentsOf(m).filter((d) => !d.health.cooling() && !d.health.atRate()));
+    // a fallback without an upstream is skipped; the model asked for answers provider_not_configured as before
+    const usable = chain.map((m, index) => this.deploymentsOf(m).filter((d) => index === 0 || d.configured));
+    const available = usable.map((deployments) => deployments.filter((d) => !d.health.cooling() && !d.health.atRate()));
     let tried = 0;
     for (const [index, m] of chain.entries()) {
       let candidates = available[index] ?? [];
@@ -210,7 +212,7 @@ export class Router {
       }
     }
     if (tried > 0) return;
-    const cooling = chain.flatMap((m) => this.deploymentsOf(m).filter((d) => !d.health.atRate()).map((d) => ({ m, d })))
+    const cooling = chain.flatMap((m, index) => (usable[index] ?? []).filter((d) => !d.health.atRate()).map((d) => ({ m, d })))
       .sort((a, b) => a.d.health.availableAt() - b.d.health.availableAt());
     for (const [index, { m, d }] of cooling.entries()) yield attempt(m, d, index === cooling.length - 1);
   }
@@ -244,7 +246,7 @@ export class Router {
   /** Every deployment of the chain is at its requests per minute. */
   private noneAvailable(model: ModelDefinition, withFallbacks: boolean): AppError {
     const chain = withFallbacks ? this.chain(model) : [model];
-    const deployments = chain.flatMap((m) => this.deploymentsOf(m));
+    const deployments = chain.flatMap((m, index) => this.deploymentsOf(m).filter((d) => index === 0 || d.configured));
     const at = Math.min(...deployments.map((d) => d.health.availableAt()));
     const seconds = Math.max(1, Math.ceil((at - this.options.clock.now()) / 1000));
     return new AppError("upstream_error", `Every upstream deployment of model '${model.id}' is at its requests per minute; retry in ${seconds} s.`, { retryAfterSeconds: seconds });
