@@ -29,7 +29,7 @@ const CHECKS = [
 ];
 
 /** Test cases per operation and phase: enough for every documented bound to be tried, within ~2 minutes on 2 cores. */
-const MAX_EXAMPLES = 25;
+const MAX_EXAMPLES = 20;
 
 /**
  * Operations, or checks of an operation, left out of the run, each with why it cannot be fuzzed meaningfully. Other

@@ -193,7 +193,9 @@ describe("OpenAPI document and reference page", () => {
       expect(new RegExp(params.before.pattern).test(before)).toBe(true);
       expect((await get(`/billing/history?before=${before}`)).status).toBe(200);
     }
-    for (const limit of ["", "0", "101", "007", "1.5"]) {
+    expect(new RegExp(params.limit.pattern).test("007")).toBe(true);
+    expect((await get("/billing/history?limit=007")).status).toBe(200);
+    for (const limit of ["", "0", "101", "1.5", "00000000000000001"]) {
       expect(new RegExp(params.limit.pattern).test(limit), limit).toBe(false);
       const res = await get(`/billing/history?limit=${limit}`);
       expect(res.status, `limit=${limit}`).toBe(400);

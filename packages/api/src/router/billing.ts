@@ -64,19 +64,18 @@ const cancelInput = z.object({
   at_period_end: z.boolean().optional().describe("true (default): the plan applies until the period ends; false: cancel now"),
 }).optional();
 
-// A query-string count: decimal digits without a leading zero (`1e1`, `0x10`, ` 5`, `007` and an empty value are
+// A query-string count: decimal digits only, as /api/usage reads its own (`1e1`, `0x10`, ` 5` and an empty value are
 // refused, where coercion read them as numbers); tRPC calls send JSON numbers. A pipe, so the adapter does not coerce
-// it. The document shows the text form alone, whose pattern states the bounds (openapi-text-rules.ts).
-const LIMIT_TEXT = /^(?:[1-9]\d?|100)$/;
-const SEQ_TEXT = /^[1-9]\d{0,15}$/;
-const whole = (text: RegExp, rule: string) => z.union([z.number(), z.string().regex(text, rule).transform(Number)]);
+// it. The document shows the text form alone (openapi-text-rules.ts), with a pattern that also states the bounds.
+const DIGITS = /^\d{1,16}$/;
+const whole = (documented: string) => z.union([z.number(), z.string().regex(DIGITS, "must be a whole number").meta({ pattern: documented }).transform(Number)]);
 
 const historyInput = z.object({
-  limit: whole(LIMIT_TEXT, "must be a whole number from 1 to 100").pipe(z.number().int().min(1).max(100)).default(20)
+  limit: whole("^(?=\\d{1,16}$)0*(?:[1-9]\\d?|100)$").pipe(z.number().int().min(1).max(100)).default(20)
     .describe("1 to 100"),
   // a position in the ledger: any larger than the newest entry reads from the newest, 2^53 and above included
   // (not zod's int(), which also refuses integers past 2^53 - 1)
-  before: whole(SEQ_TEXT, "must be a whole number").pipe(z.number().min(1).refine(Number.isInteger, "must be a whole number")).transform((n) => Math.min(n, Number.MAX_SAFE_INTEGER)).optional()
+  before: whole("^(?=\\d{1,16}$)0*[1-9]\\d*$").pipe(z.number().min(1).refine(Number.isInteger, "must be a whole number")).transform((n) => Math.min(n, Number.MAX_SAFE_INTEGER)).optional()
     .describe("next_before of the previous page"),
 }).optional();
 
