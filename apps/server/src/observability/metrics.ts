@@ -61,8 +61,9 @@ export class GatewayMetrics {
     buckets: FLUSH_BUCKETS, registers: [this.registry],
   });
 
-  constructor(ledgerStats: () => LedgerStats) {
-    collectDefaultMetrics({ register: this.registry });
+  /** `processMetrics`: Node's process series too (their collectors, an event loop monitor among them, then run) */
+  constructor(ledgerStats: () => LedgerStats, processMetrics: boolean) {
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
     // Read on a scrape (a walk over the instance's reservations), never per request.
     const read = (key: keyof LedgerStats) => function (this: Gauge) {
       this.set(ledgerStats()[key]);

@@ -40,7 +40,8 @@ export class Telemetry {
   private readonly models: Set<string>;
 
   private constructor(private readonly config: Config, ledgerStats: () => LedgerStats, readonly tracing: Tracing | undefined) {
-    this.metrics = new GatewayMetrics(ledgerStats);
+    // no one can read them without the route
+    this.metrics = new GatewayMetrics(ledgerStats, config.observability.metricsToken !== undefined);
     this.providers = new Map(config.models.map((m) => [m.id, m.provider]));
     this.models = new Set(config.models.map((m) => m.id));
   }
