@@ -7,3 +7,6 @@ export { countMessageTokens, countTokens, countToolCallTokens } from "./tokens";
 export { FLUX_MAX_SIDE, FLUX_MIN_SIDE, FLUX_SIDE_STEP, sizeForAspectRatio } from "./flux/size";
 export type { HealthReport, HealthStatus } from "./health";
 export { imageFormat } from "./media-check";
+export { type ChatStreamEncoder, type TranslatedChat } from "./translate/chat-call";
+export { chatToMessage, countTokensApiBody, messagesApiBody, messagesErrorBody, messagesToChat, MessagesStreamEncoder, type MessagesApiBody } from "./translate/messages-api";
+export { chatToOutcome, responseObject, responsesApiBody, responsesToChat, ResponsesStreamEncoder, type ResponseOutcome, type ResponsesApiBody } from "./translate/responses-api";

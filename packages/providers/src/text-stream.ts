@@ -9,7 +9,7 @@ import type { ChatResult, ChatStreamEvent, TextUsage } from "./types";
 export type StreamPiece =
   /** `delta`: the whole upstream delta in OpenAI's shape, when it carries more than text (tool_calls ...) */
   | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown }
-  | { kind: "finish"; reason: string }
+  | { kind: "finish"; reason: string; stopSequence?: string }
   | { kind: "usage"; promptTokens?: number; completionTokens?: number; details?: Record<string, unknown> }
   /** top-level chunk fields kept for the client's chunks (system_fingerprint, service_tier) */
   | { kind: "fields"; fields: Record<string, unknown> }
@@ -88,6 +88,7 @@ const truncated = () => new AppError("upstream_error", "The upstream stream ende
 export async function* foldTextStream(options: TextStreamOptions): AsyncGenerator<ChatStreamEvent> {
   const parts: string[] = [];
   let finishReason: string | undefined;
+  let stopSequence: string | undefined;
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
   let usageDetails: Record<string, unknown> | undefined;
@@ -118,6 +119,7 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
           yield { type: "delta", content: piece.content, ...(fields ? { fields } : {}) };
         } else if (piece.kind === "finish") {
           finishReason = piece.reason;
+          stopSequence = piece.stopSequence;
         } else if (piece.kind === "fields") {
           fields = piece.fields;
         } else if (piece.kind === "usage") {
@@ -144,5 +146,5 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
       throw new StreamInterruptedError(cause, usageSoFar(), parts.length > 0, reported);
     }
   }
-  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
+  yield { type: "done", finishReason: finishReason ?? "stop", ...(stopSequence !== undefined ? { stopSequence } : {}), usage: usageSoFar(), ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
 }

@@ -55,6 +55,8 @@ export interface ChatResult {
   /** the assistant message in OpenAI's shape (content null when there is no text, tool_calls, refusal ...) */
   message: Record<string, unknown>;
   finishReason: string;
+  /** the stop sequence that ended the answer, when the upstream names it (Messages' `stop_sequence`) */
+  stopSequence?: string;
   /** OpenAI's choice `logprobs`, when the upstream sent them */
   logprobs?: unknown;
   /** other top-level answer fields worth keeping (system_fingerprint, service_tier) */
@@ -72,7 +74,7 @@ export type ChatStreamEvent =
   /** `delta`: the upstream's delta in OpenAI's shape when it carries more than text (tool_calls, refusal ...) */
   | { type: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; fields?: Record<string, unknown> }
   /** always the last event of a successful stream; usage counted with a tokenizer when upstream sent none */
-  | { type: "done"; finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> };
+  | { type: "done"; finishReason: string; stopSequence?: string; usage: TextUsage; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> };
 
 export interface CompletionRequest {
   model: ModelDefinition;

@@ -1,7 +1,7 @@
 import type { Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEvent, type TextUsage } from "@gw/providers";
-import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
+import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEncoder, type ChatStreamEvent, type TextUsage } from "@gw/providers";
+import { type AppError, microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
 import { textCost } from "../money/pricing";
@@ -18,6 +18,11 @@ export interface StreamFormat {
 
 /** The event that closes an OpenAI-style stream, as written. */
 export const DONE_EVENT = "data: [DONE]\n\n";
+/**
+ * `res.locals` key of the text that closes a complete stream, written in one piece: Idempotency-Key's recorder holds
+ * it back until the answer is stored, as it does `[DONE]`.
+ */
+export const CLOSING_EVENTS = "closingEvents";
 
 /**
  * The status and headers of an event stream (a replayed one too). No `Connection` header: Node's own honours a client's
@@ -33,6 +38,7 @@ export function setEventStreamHeaders(res: Response, headers: Record<string, str
 }
 
 type TextDelta = Extract<ChatStreamEvent, { type: "delta" }>;
+type ChatDoneEvent = Extract<ChatStreamEvent, { type: "done" }>;
 
 /** How a stream's one choice is spelled in its chunks: a chat delta or a legacy completion's text. */
 interface ChoiceShape {
@@ -55,25 +61,25 @@ const COMPLETION_CHOICE: ChoiceShape = {
   finish: (reason) => ({ text: "", index: 0, logprobs: null, finish_reason: reason }),
 };
 
-/** Writes OpenAI-style server-sent events. */
+/** Writes a stream's events to the client, paced by how fast it reads. */
 class SseWriter {
-  /** the upstream's kept top-level fields (system_fingerprint, service_tier), written on every chunk as OpenAI does */
-  fields: Record<string, unknown> | undefined;
-
-  constructor(private readonly res: Response, private readonly format: StreamFormat, private readonly model: string) {}
+  constructor(private readonly res: Response) {}
 
   open(headers: Record<string, string>): void {
     setEventStreamHeaders(this.res, headers);
     this.res.flushHeaders();
   }
 
-  private write(payload: string): void {
-    this.writeEvent(`data: ${payload}\n\n`);
+  write(events: string): void {
+    if (events.length === 0 || this.res.destroyed || this.res.writableEnded) return;
+    this.res.write(events);
   }
 
-  private writeEvent(event: string): void {
-    if (this.res.destroyed || this.res.writableEnded) return;
-    this.res.write(event);
+  /** The events that close a complete answer, then the end of the response. */
+  close(events: string): void {
+    this.res.locals[CLOSING_EVENTS] = events;
+    this.write(events);
+    this.end();
   }
 
   /** The client is not reading as fast as the upstream writes: what was written waits in the gateway's memory. */
@@ -102,16 +108,33 @@ class SseWriter {
     });
   }
 
-  chunk(choice: Record<string, unknown>): void {
-    this.write(JSON.stringify({
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
+
+/** OpenAI-style chunks (`data: {chunk}`, then `data: [DONE]`) of either choice shape. */
+class OpenAiChunkEncoder implements ChatStreamEncoder {
+  /** the upstream's kept top-level fields (system_fingerprint, service_tier), written on every chunk as OpenAI does */
+  private fields: Record<string, unknown> | undefined;
+
+  constructor(private readonly shape: ChoiceShape, private readonly format: StreamFormat, private readonly model: string) {}
+
+  private data(payload: unknown): string {
+    return `data: ${JSON.stringify(payload)}\n\n`;
+  }
+
+  private chunk(choice: Record<string, unknown>): string {
+    return this.data({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, ...this.fields,
       choices: [choice],
       ...(this.format.includeUsage ? { usage: null } : {}),
-    }));
+    });
   }
 
-  usage(usage: TextUsage, costMicros: number, details?: Record<string, unknown>): void {
-    this.write(JSON.stringify({
+  private usage(usage: TextUsage, costMicros: number, details?: Record<string, unknown>): string {
+    if (!this.format.includeUsage) return "";
+    return this.data({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, ...this.fields, choices: [],
       usage: {
         prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens,
@@ -119,22 +142,29 @@ class SseWriter {
         // Headers left before the cost was known, so a stream reports it here (dollars).
         cost: microsToDollars(costMicros),
       },
-    }));
+    });
   }
 
-  error(err: unknown): void {
-    this.write(JSON.stringify(nestedErrorBody(toAppError(err))));
+  /** the opening chunk carries the fields of the event that opened the stream, as every chunk does */
+  open(first: ChatStreamEvent): string {
+    if (first.fields) this.fields = first.fields;
+    return this.shape.opening ? this.chunk(this.shape.opening) : "";
   }
 
-  done(): void {
-    this.writeEvent(DONE_EVENT);
-    if (!this.res.writableEnded) this.res.end();
+  delta(event: TextDelta): string {
+    if (event.fields) this.fields = event.fields;
+    return this.chunk(this.shape.output(event));
   }
 
-  end(): void {
-    if (!this.res.writableEnded) this.res.end();
+  finish(done: ChatDoneEvent, costMicros: number): string {
+    if (done.fields) this.fields = done.fields;
+    return this.chunk(this.shape.finish(done.finishReason)) + this.usage(done.usage, costMicros, done.usageDetails) + DONE_EVENT;
   }
 
+  /** a client that asked for usage learns what the cut stream was charged, then why it ended */
+  cut(produced: TextUsage, costMicros: number, error: AppError): string {
+    return this.usage(produced, costMicros) + this.data(nestedErrorBody(error));
+  }
 }
 
 /** What one streamed text call is: its model, its prompt as counted, the worst case held, and its upstream events. */
@@ -155,13 +185,21 @@ interface TextStream {
  * upstream's role chunk or message_start), so a failure before any output is still a plain JSON error (and costs nothing).
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
+  await streamChatAs(deps, meta, res, call, () => new OpenAiChunkEncoder(CHAT_CHOICE, format, call.model.id));
+}
+
+/**
+ * A streamed chat answer in another API's events (Messages, Responses): the same hold, charge and pacing as
+ * streamChat. `encoder` is given the prompt as counted (Messages' message_start reports it before the upstream has).
+ */
+export async function streamChatAs(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, encoder: (promptTokens: number) => ChatStreamEncoder): Promise<void> {
   const promptTokens = countPromptTokens(deps, call);
-  const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
+  const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam, call.promptParam);
   const request = chatRequest(call, meta, budget);
   deps.providers.checkChat(request);
   await streamText(deps, meta, res, {
     model: call.model, promptTokens, worstCase: { promptTokens, completionTokens: budget }, events: () => deps.providers.chatStream(request),
-  }, CHAT_CHOICE, format);
+  }, encoder(promptTokens));
 }
 
 /** A streamed legacy completion (`text_completion` chunks of text), held, charged and paced as a chat stream. */
@@ -173,42 +211,41 @@ export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res
   await streamText(deps, meta, res, {
     model: call.model, promptTokens, worstCase: { promptTokens: held, completionTokens: budget },
     events: () => deps.providers.completionStream(request), echoed: call.passthrough?.echo === true ? call.prompt : undefined,
-  }, COMPLETION_CHOICE, format);
+  }, new OpenAiChunkEncoder(COMPLETION_CHOICE, format, call.model.id));
 }
 
 /**
- * One streamed text answer, either shape. After output began, a cut stream (client gone or upstream broken) is
- * charged for the prompt (as the upstream reported it, else counted) and the text produced so far, counted with
- * the tokenizer.
+ * One streamed text answer, in the encoder's events. After output began, a cut stream (client gone or upstream
+ * broken) is charged for the prompt (as the upstream reported it, else counted) and the text produced so far,
+ * counted with the tokenizer.
  */
-async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, shape: ChoiceShape, format: StreamFormat): Promise<void> {
+async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, encoder: ChatStreamEncoder): Promise<void> {
   const { model } = stream;
   // A client may go as long without reading as the upstream may go without sending.
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(model, stream.worstCase), {
     requestId: meta.requestId, model: model.id, endpoint: meta.endpoint, stream: true,
   });
-  const sse = new SseWriter(res, format, model.id);
+  const sse = new SseWriter(res);
   let started = false;
   let emitted = "";
-  let final: { finishReason: string; usage: TextUsage; usageDetails?: Record<string, unknown> } | undefined;
-  const start = () => {
+  let final: ChatDoneEvent | undefined;
+  const start = (first: ChatStreamEvent) => {
     if (started) return;
     started = true;
     sse.open({});
-    if (shape.opening) sse.chunk(shape.opening);
+    sse.write(encoder.open(first));
   };
   try {
     for await (const event of stream.events()) {
-      if (event.fields) sse.fields = event.fields;
-      start();
+      start(event);
       if (event.type === "delta") {
         emitted += event.content + deltaOutputText(event.delta);
-        sse.chunk(shape.output(event));
+        sse.write(encoder.delta(event));
         // Not on the usual path: only when the client reads slower than the upstream writes.
         if (sse.backedUp) await sse.drained(stalledClientMs);
       } else {
-        final = { finishReason: event.finishReason, usage: event.usage, usageDetails: event.usageDetails };
+        final = event;
       }
     }
     if (!final) throw new Error("stream ended without a final event");
@@ -227,13 +264,14 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
       completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
     }));
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
-    // a client that asked for usage learns what the cut stream was charged, then why it ended
-    if (format.includeUsage) sse.usage(produced, cost);
-    sse.error(err);
+    sse.write(encoder.cut(produced, cost, toAppError(err)));
     sse.end();
     return;
   }
-  start();
+  start(final);
+  // what the answer leaves behind (a stored response) is saved before its end is written, so a client that reads the
+  // end can refer to it at once
+  await encoder.complete?.(final);
   // The usage chunk reports the charge: settled last, for the real cost, which charges the quoted amount (the writes
   // below are synchronous, so the quote still holds at the settle) and records what the credits did not cover as
   // `uncharged`, as a non-streamed answer's settle does. Output bytes are those of the text produced.
@@ -241,9 +279,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   await hold.cover(used);
   const cost = hold.quote(used);
   try {
-    sse.chunk(shape.finish(final.finishReason));
-    if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
-    sse.done();
+    sse.close(encoder.finish(final, cost));
   } finally {
     await hold.settle(used, usageRecord(deps, meta, {
       model: model.id, type: "text", promptTokens: final.usage.promptTokens,

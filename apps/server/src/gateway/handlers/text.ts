@@ -14,6 +14,8 @@ export interface TextCall {
   maxTokens?: number;
   /** the field `maxTokens` came from, for error messages (`max_completion_tokens` on /v1/chat/completions) */
   maxTokensParam?: string;
+  /** the field holding the prompt, for error messages (`input` on /v1/responses); `messages` when unset */
+  promptParam?: string;
   temperature?: number;
   passthrough?: Record<string, unknown>;
 }
@@ -95,9 +97,9 @@ export function chatRequest(call: TextCall, meta: RequestMeta, budget: number): 
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
   const promptTokens = countPromptTokens(deps, call);
-  const request = chatRequest(call, meta, completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam));
+  const request = chatRequest(call, meta, completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam, call.promptParam));
   deps.providers.checkChat(request);
-  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam }, () => deps.providers.chat(request), chatOutputText);
+  return billedText(deps, meta, call.model, { promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam, promptParam: call.promptParam }, () => deps.providers.chat(request), chatOutputText);
 }
 
 export interface CompletionCall {
