@@ -44,6 +44,17 @@ describe("/v1/messages (official @anthropic-ai/sdk)", () => {
     expect(data.content).toEqual([{ type: "text", text: "Echo: one" }]);
   });
 
+  it("an Anthropic upstream's stop_sequence is passed on, streamed or not", async () => {
+    h.fakes.textB.stopSequence = "END";
+    const data = await client.messages.create({ model: "textB-3-haiku", max_tokens: 50, stop_sequences: ["END"], messages: [{ role: "user", content: "hi" }] });
+    expect(data).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "END" });
+    const final = await client.messages.stream({ model: "textB-3-haiku", max_tokens: 50, stop_sequences: ["END"], messages: [{ role: "user", content: "hi" }] }).finalMessage();
+    expect(final).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "END" });
+    // chat completions reads it as OpenAI's "stop"
+    const chat = await h.client.chat.completions.create({ model: "textB-3-haiku", max_tokens: 50, stop: ["END"], messages: [{ role: "user", content: "hi" }] });
+    expect(chat.choices[0]?.finish_reason).toBe("stop");
+  });
+
   it.each(MODELS)("%s: streams Messages events the SDK assembles, charged exactly", async (model) => {
     const before = await balanceMicros(h.server, h.user.userId);
     const stream = client.messages.stream({ model, max_tokens: 50, messages: [{ role: "user", content: "stream these words" }] });

@@ -193,6 +193,7 @@ export class MessagesStreamEncoder implements ChatStreamEncoder {
   /** the open content block: its index and kind (a text block, or the tool call it streams) */
   private block: { index: number; call?: ToolCall } | undefined;
   private blocks = 0;
+  private readonly blockOfCall = new Map<ToolCall, number>();
 
   constructor(private readonly opts: { id: string; model: string; promptTokens: number }) {}
 
@@ -225,8 +226,14 @@ export class MessagesStreamEncoder implements ChatStreamEncoder {
       out += namedEvent("content_block_delta", { index: this.block?.index, delta: { type: "text_delta", text: event.content } });
     }
     for (const piece of this.acc.add(event)) {
-      if (piece.started || this.block?.call !== piece.call) out += this.start({ type: "tool_use", id: piece.call.id, name: piece.call.function.name, input: {} }, piece.call);
-      if (piece.fragment.length > 0) out += namedEvent("content_block_delta", { index: this.block?.index, delta: { type: "input_json_delta", partial_json: piece.fragment } });
+      if (piece.started) {
+        out += this.start({ type: "tool_use", id: piece.call.id, name: piece.call.function.name, input: {} }, piece.call);
+        this.blockOfCall.set(piece.call, this.blocks - 1);
+      }
+      // Calls stream one after another; a fragment of an earlier call (OpenAI does not promise the order) still
+      // names that call's block, which is how clients assemble blocks (by index)
+      const index = this.blockOfCall.get(piece.call);
+      if (piece.fragment.length > 0) out += namedEvent("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece.fragment } });
     }
     return out;
   }

@@ -221,6 +221,7 @@ export class ResponsesStreamEncoder implements ChatStreamEncoder {
   private items = 0;
   private messageId: string | undefined;
   private readonly callIds: string[] = [];
+  private readonly itemOfCall = new Map<ToolCall, { index: number; id: string }>();
   private outcome: ResponseOutcome | undefined;
 
   constructor(
@@ -261,14 +262,18 @@ export class ResponsesStreamEncoder implements ChatStreamEncoder {
     // the text so far is read when the message closes; calls accumulate their arguments
     const pieces = this.acc.add(event);
     for (const piece of pieces) {
-      if (piece.started || this.item?.call !== piece.call) {
+      if (piece.started) {
         out += this.close();
         const id = itemId("fc");
         this.callIds.push(id);
         this.item = { index: this.items++, id, call: piece.call };
+        this.itemOfCall.set(piece.call, this.item);
         out += this.event("response.output_item.added", { output_index: this.item.index, item: functionCallItemOf(id, piece.call, "in_progress") });
       }
-      if (piece.fragment.length > 0) out += this.event("response.function_call_arguments.delta", { item_id: this.item?.id, output_index: this.item?.index, delta: piece.fragment });
+      // Calls stream one after another; a fragment of an earlier call (OpenAI's chat stream does not promise the
+      // order) still names that call's item, and the final response carries every call whole
+      const item = this.itemOfCall.get(piece.call);
+      if (piece.fragment.length > 0) out += this.event("response.function_call_arguments.delta", { item_id: item?.id, output_index: item?.index, delta: piece.fragment });
     }
     return out;
   }
