@@ -121,9 +121,27 @@ describe("/v1/responses", () => {
       expect(await h.client.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
     });
 
+    it("sends input_image parts to an Anthropic-protocol upstream as image blocks", async () => {
+      await h.client.responses.create({
+        model: "textB-3-haiku", max_output_tokens: 20,
+        input: [{ role: "user", content: [{ type: "input_text", text: "what is this?" }, { type: "input_image", image_url: "data:image/png;base64,AAAA", detail: "auto" }] }],
+      });
+      expect(h.fakes.textB.lastRequest()?.json).toMatchObject({
+        messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }],
+      });
+    });
+
     it("store: false keeps nothing", async () => {
       const created = await h.client.responses.create({ model: "textA-4", input: "forget me", store: false, max_output_tokens: 20 });
       expect(created).toMatchObject({ store: false });
+      expect(await h.client.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    });
+
+    it("a stored response is kept 30 days", async () => {
+      const created = await h.client.responses.create({ model: "textA-4", input: "remember", max_output_tokens: 20 });
+      h.server.clock.advance(29 * 86_400_000);
+      expect((await h.client.responses.retrieve(created.id)).id).toBe(created.id);
+      h.server.clock.advance(86_400_000);
       expect(await h.client.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
     });
   });
@@ -195,6 +213,18 @@ describe("/v1/responses", () => {
       });
       expect(result.steps[0]?.toolCalls[0]).toMatchObject({ toolName: "get_weather", input: { query: "weather in Oslo" } });
       expect(result.text).toBe("Echo: cold in weather in Oslo");
+    });
+
+    it.each(MODELS)("%s: streamText with a tool the SDK runs", async (model) => {
+      const result = streamText({
+        model: provider()(model), prompt: "weather in Lima", maxOutputTokens: 50, maxRetries: 0,
+        tools: { get_weather: tool({ description: "weather", inputSchema: jsonSchema<{ query: string }>({ type: "object", properties: { query: { type: "string" } }, required: ["query"] }), execute: async ({ query }) => `warm in ${query}` }) },
+        stopWhen: ({ steps }) => steps.length >= 2,
+      });
+      let text = "";
+      for await (const piece of result.textStream) text += piece;
+      expect((await result.steps)[0]?.toolCalls[0]).toMatchObject({ toolName: "get_weather", input: { query: "weather in Lima" } });
+      expect(text).toBe("Echo: warm in weather in Lima");
     });
   });
 });
