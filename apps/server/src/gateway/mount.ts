@@ -139,6 +139,7 @@ export async function mountGateway(
   router.get(MODEL_ENTRY_PATH, noStoreUnderApi, ...limited, model(deps));
   router.get(RESPONSE_ENTRY_PATH, ...limited, getResponse(responseStore));
   router.delete(RESPONSE_ENTRY_PATH, ...limited, deleteResponse(responseStore));
+  if (cors) router.options(RESPONSE_ENTRY_PATH, cors.preflight("GET, HEAD, DELETE", { onAnswer: unidentified }));
   if (cors) router.options(MODEL_ENTRY_PATH, cors.preflight(allowedMethods("GET"), { onAnswer: unidentified }));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.

@@ -124,9 +124,10 @@ const OPENAI_MAX_STOPS = 4;
  */
 export function messagesToChat(body: MessagesApiBody, protocol: Protocol): TranslatedChat {
   const messages: ChatMessage[] = [];
-  if (typeof body.system === "string" ? body.system.length > 0 : (body.system?.length ?? 0) > 0) {
-    messages.push(typeof body.system === "string" ? { role: "system", content: body.system } : { role: "system", content: (body.system ?? []).map((b) => b.text).join(""), parts: (body.system ?? []).map((b) => ({ type: "text", text: b.text })) });
-  }
+  const system = body.system ?? "";
+  // text blocks stay parts: their texts glued into one string would run together
+  if (typeof system === "string" && system.length > 0) messages.push({ role: "system", content: system });
+  else if (Array.isArray(system) && system.length > 0) messages.push({ role: "system", ...chatContent(system), parts: system.map((b) => ({ type: "text", text: b.text })) });
   body.messages.forEach((m, i) => messages.push(...toChatMessages(m, i, protocol)));
   checkToolPairs(messages, "messages");
   if (!messages.some((m) => m.role !== "system")) throw invalidParameter("messages", "needs at least one message with content");
