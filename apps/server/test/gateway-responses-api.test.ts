@@ -61,6 +61,8 @@ describe("/v1/responses", () => {
       ]);
       expect(completed?.usage).toMatchObject({ input_tokens: reply.promptTokens, output_tokens: reply.completionTokens, total_tokens: reply.promptTokens + reply.completionTokens });
       expect(completed?.output[0]).toMatchObject({ type: "message", content: [{ type: "output_text", text: reply.content }] });
+      // stored before response.completed was written: retrievable at once
+      expect(await h.client.responses.retrieve(completed?.id ?? "")).toMatchObject({ status: "completed", output_text: reply.content });
       await vi.waitFor(async () => expect(before - (await balanceMicros(h.server, h.user.userId))).toBe(textCost(reply.promptTokens, reply.completionTokens)));
     });
 
