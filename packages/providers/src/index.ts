@@ -10,3 +10,6 @@ export { imageFormat } from "./media-check";
 export { DEFAULT_DEPLOYMENT_ID } from "./routing/router";
 export { COOLDOWN_FIRST_MS, COOLDOWN_MAX_MS } from "./routing/deployment-health";
 export { seededRandom, type Random } from "./routing/weighted-choice";
+export { type ChatStreamEncoder, type TranslatedChat } from "./translate/chat-call";
+export { chatToMessage, countTokensApiBody, messagesApiBody, messagesErrorBody, messagesToChat, MessagesStreamEncoder, type MessagesApiBody } from "./translate/messages-api";
+export { chatToOutcome, responseObject, responsesApiBody, responsesToChat, ResponsesStreamEncoder, type ResponseOutcome, type ResponsesApiBody } from "./translate/responses-api";

@@ -11,7 +11,7 @@ export type StreamPiece =
   /** `delta`: the whole upstream delta in OpenAI's shape, when it carries more than text (tool_calls ...) */
   | { kind: "delta"; content: string; delta?: Record<string, unknown>; logprobs?: unknown; index?: number }
   /** `index`: the choice (of `n`) it belongs to, when not the first */
-  | { kind: "finish"; reason: string; index?: number }
+  | { kind: "finish"; reason: string; stopSequence?: string; index?: number }
   | { kind: "usage"; promptTokens?: number; completionTokens?: number; details?: Record<string, unknown> }
   /** top-level chunk fields kept for the client's chunks (system_fingerprint, service_tier) */
   | { kind: "fields"; fields: Record<string, unknown> }
@@ -95,6 +95,7 @@ const truncated = () => new AppError("upstream_error", "The upstream stream ende
 export async function* foldTextStream(options: TextStreamOptions): AsyncGenerator<ChatStreamEvent> {
   const parts: string[] = [];
   let finishReason: string | undefined;
+  let stopSequence: string | undefined;
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
   let usageDetails: Record<string, unknown> | undefined;
@@ -127,7 +128,10 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
           yield { type: "delta", content: piece.content, ...choiceOf(piece), ...(fields ? { fields } : {}) };
         } else if (piece.kind === "finish") {
           if (piece.index) moreFinishes.set(piece.index, piece.reason);
-          else finishReason = piece.reason;
+          else {
+            finishReason = piece.reason;
+            stopSequence = piece.stopSequence;
+          }
         } else if (piece.kind === "fields") {
           fields = piece.fields;
         } else if (piece.kind === "usage") {
@@ -155,5 +159,5 @@ export async function* foldTextStream(options: TextStreamOptions): AsyncGenerato
     }
   }
   const more = moreFinishes.size > 0 ? { moreFinishReasons: [...moreFinishes].sort(([a], [b]) => a - b).map(([, reason]) => reason) } : {};
-  yield { type: "done", finishReason: finishReason ?? "stop", usage: usageSoFar(), ...more, ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
+  yield { type: "done", finishReason: finishReason ?? "stop", ...(stopSequence !== undefined ? { stopSequence } : {}), usage: usageSoFar(), ...more, ...(usageDetails ? { usageDetails } : {}), ...(fields ? { fields } : {}) };
 }

@@ -88,6 +88,8 @@ export interface ChatResult {
   /** the assistant message in OpenAI's shape (content null when there is no text, tool_calls, refusal ...) */
   message: Record<string, unknown>;
   finishReason: string;
+  /** the stop sequence that ended the answer, when the upstream names it (Messages' `stop_sequence`) */
+  stopSequence?: string;
   /** OpenAI's choice `logprobs`, when the upstream sent them */
   logprobs?: unknown;
   /** other top-level answer fields worth keeping (system_fingerprint, service_tier) */
@@ -114,7 +116,7 @@ export type ChatStreamEvent = (
    * always the last event of a successful stream; usage counted with a tokenizer when upstream sent none;
    * `moreFinishReasons`: those of the choices after the first, when `n` asked for several
    */
-  | { type: "done"; finishReason: string; usage: TextUsage; moreFinishReasons?: string[]; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> }
+  | { type: "done"; finishReason: string; stopSequence?: string; usage: TextUsage; moreFinishReasons?: string[]; usageDetails?: Record<string, unknown>; fields?: Record<string, unknown> }
 ) & {
   /** set on every event the ProviderGateway yields: the model and deployment producing the stream */
   served?: Served;

@@ -17,9 +17,12 @@ import { enforceLimits } from "./limits/middleware";
 import { RequestLimits } from "./limits/request-limits";
 import { chatCompletions, completions, embeddings } from "./routes/chat";
 import { imageAGenerate, imageBGenerate } from "./routes/images";
+import { countTokens, messages, messagesApi } from "./routes/messages";
 import { MODEL_ENTRY_PATH, model, models } from "./routes/models";
 import { audioSpeech, audioTranscriptions, imagesGenerations, moderations } from "./routes/openai-media";
+import { createResponse, deleteResponse, getResponse } from "./routes/responses";
 import { task } from "./routes/task";
+import { ResponseStore } from "./responses/response-store";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
 
@@ -54,7 +57,9 @@ const noStoreUnderApi: RequestHandler = (req, res, next) => {
 };
 /** Access-Control-Allow-Methods of a route: the router serves HEAD wherever it serves GET. */
 const allowedMethods = (method: "GET" | "POST"): string => (method === "GET" ? "GET, HEAD" : "POST");
-/** How often expired Idempotency-Key records are deleted. */
+/** A stored response (GET, DELETE /v1/responses/{id}). */
+const RESPONSE_ENTRY_PATH = "/v1/responses/:id";
+/** How often expired Idempotency-Key records (and stored responses) are deleted. */
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
 /** The gateway routes: task, image and chat-compatible endpoints, the model list and the usage API. */
@@ -77,9 +82,12 @@ export async function mountGateway(
   });
   const stopSweeping = idempotencyStore.sweepEvery(IDEMPOTENCY_SWEEP_MS, (err) => ctx.logger.warn({ err: (err as Error).message }, "idempotency sweep failed"));
   ctx.onShutdown(stopSweeping);
+  const responseStore = new ResponseStore(ctx.db, () => ctx.clock.now());
+  ctx.onShutdown(responseStore.sweepEvery(IDEMPOTENCY_SWEEP_MS, (err) => ctx.logger.warn({ err: (err as Error).message }, "stored responses sweep failed")));
   // stored answers hold prompts and outputs: they go with the account (CONTRACT 2)
   ctx.accountHooks.onAccountDeleted(async (userId) => {
     await idempotencyStore.forgetUser(userId);
+    await responseStore.forgetUser(userId);
   });
 
   const usageAuth = authenticate(ctx, { sessionOrKey: true });
@@ -114,6 +122,9 @@ export async function mountGateway(
     ["POST", "/v1/audio/speech", [...limited, ...json, once, audioSpeech(deps)]],
     ["POST", "/v1/audio/transcriptions", [...limited, ...audioForm, once, audioTranscriptions(deps)]],
     ["POST", "/v1/moderations", [...limited, ...json, once, moderations()]],
+    ["POST", "/v1/responses", [...limited, ...json, onceOrStreamed, createResponse(deps, responseStore)]],
+    ["POST", "/v1/messages", [messagesApi, ...limited, ...json, onceOrStreamed, messages(deps)]],
+    ["POST", "/v1/messages/count_tokens", [messagesApi, ...limited, ...json, once, countTokens(deps)]],
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
     // its own `usage` limit, not the plan's, counts it
@@ -134,6 +145,9 @@ export async function mountGateway(
   // the router does not decode the id before the key and limits are checked (a malformed one is then a 400 that
   // carries X-RateLimit-*, CONTRACT 7); the handler decodes it.
   router.get(MODEL_ENTRY_PATH, endpointOf("/v1/models/{model}"), noStoreUnderApi, ...limited, model(deps));
+  router.get(RESPONSE_ENTRY_PATH, ...limited, getResponse(responseStore));
+  router.delete(RESPONSE_ENTRY_PATH, ...limited, deleteResponse(responseStore));
+  if (cors) router.options(RESPONSE_ENTRY_PATH, cors.preflight("GET, HEAD, DELETE", { onAnswer: unidentified }));
   if (cors) router.options(MODEL_ENTRY_PATH, cors.preflight(allowedMethods("GET"), { onAnswer: unidentified }));
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.

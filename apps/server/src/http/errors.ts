@@ -18,7 +18,9 @@ export function sendError(res: Response, err: AppError, req?: Request, opts: { d
   if (opts.debug && req && err.type === "authentication_error") {
     body.debug = { timestamp: new Date().toISOString(), ip: req.ip ?? "", user_agent: req.get("user-agent") ?? "" };
   }
-  res.status(err.status).json(body);
+  // a route that speaks another API's error envelope (Anthropic's on /v1/messages) sets its own writer
+  const ownShape = (res.locals as { errorBody?: (err: AppError) => unknown }).errorBody;
+  res.status(err.status).json(ownShape ? ownShape(err) : body);
 }
 
 function isClientHttpError(err: object): boolean {

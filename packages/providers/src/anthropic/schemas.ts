@@ -15,6 +15,7 @@ export const messageResponseSchema = z.compile(z.looseObject({
     input: z.unknown().optional(),
   })),
   stop_reason: z.string().nullish(),
+  stop_sequence: z.string().nullish(),
   usage: z.looseObject({ input_tokens: tokens.nullish(), output_tokens: tokens.nullish(), ...cacheTokens }).nullish(),
 }));
 
@@ -42,7 +43,7 @@ export const streamEventSchema = z.compile(z.discriminatedUnion("type", [
   }),
   z.looseObject({
     type: z.literal("message_delta"),
-    delta: z.looseObject({ stop_reason: z.string().nullish() }),
+    delta: z.looseObject({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }),
     usage: z.looseObject({ output_tokens: tokens.optional(), input_tokens: tokens.nullish(), ...cacheTokens }).nullish(),
   }),
   z.looseObject({ type: z.literal("message_stop") }),

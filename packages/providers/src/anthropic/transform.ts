@@ -260,6 +260,9 @@ export function buildMessagesRequest(endpoint: Endpoint, upstreamModel: string, 
   refuseUnsupported(req.passthrough, req.model.id);
   const topP = req.passthrough?.top_p;
   if (typeof topP === "number") body.top_p = topP;
+  // Messages' own sampling field, set by /v1/messages (the Messages API's own requests)
+  const topK = req.passthrough?.top_k;
+  if (typeof topK === "number") body.top_k = topK;
   const stop = req.passthrough?.stop;
   if (typeof stop === "string") body.stop_sequences = [stop];
   else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop.filter((s) => typeof s === "string");
@@ -320,10 +323,12 @@ export function parseMessagesResponse(json: unknown): Omit<ChatResult, "usage"> 
   const message: Record<string, unknown> = { role: "assistant", content: content || (toolCalls.length > 0 ? null : ""), refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   const details = usageDetails(parsed.data.usage);
+  const stopSequence = parsed.data.stop_reason === "stop_sequence" && typeof parsed.data.stop_sequence === "string" ? parsed.data.stop_sequence : undefined;
   return {
     content,
     message,
     finishReason: toFinishReason(parsed.data.stop_reason),
+    ...(stopSequence !== undefined ? { stopSequence } : {}),
     usage: { promptTokens: promptTokens(parsed.data.usage), completionTokens: parsed.data.usage?.output_tokens ?? undefined },
     ...(details ? { usageDetails: details } : {}),
   };
@@ -380,7 +385,8 @@ export function messagesStreamParser(): (event: SseEvent) => StreamPiece[] {
       }
       case "message_delta": {
         const pieces: StreamPiece[] = [];
-        if (data.delta.stop_reason) pieces.push({ kind: "finish", reason: toFinishReason(data.delta.stop_reason) });
+        const stopSequence = data.delta.stop_reason === "stop_sequence" && typeof data.delta.stop_sequence === "string" ? data.delta.stop_sequence : undefined;
+        if (data.delta.stop_reason) pieces.push({ kind: "finish", reason: toFinishReason(data.delta.stop_reason), ...(stopSequence !== undefined ? { stopSequence } : {}) });
         // message_delta's output_tokens is cumulative
         if (data.usage?.output_tokens !== undefined) pieces.push({ kind: "usage", completionTokens: data.usage.output_tokens, promptTokens: promptTokens(data.usage), details: usageDetails(data.usage) });
         return pieces;

@@ -53,7 +53,9 @@ export function buildChatRequest(endpoint: Endpoint, upstreamModel: string, req:
 
 /** A message the gateway built (task endpoint) in OpenAI's shape. */
 function toWireMessage(m: ChatMessage): Record<string, unknown> {
-  const out: Record<string, unknown> = { role: m.role, content: m.parts ?? m.content };
+  // an assistant turn that only called tools has content null, as OpenAI writes it (some compatible servers refuse "")
+  const content = m.parts ?? (m.content === "" && m.toolCalls ? null : m.content);
+  const out: Record<string, unknown> = { role: m.role, content };
   if (m.toolCalls) out.tool_calls = m.toolCalls;
   if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
   if (m.name !== undefined) out.name = m.name;

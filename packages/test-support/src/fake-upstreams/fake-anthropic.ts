@@ -74,6 +74,8 @@ export class FakeAnthropic extends FakeServer {
   overloadedStreams = 0;
   /** Set: text answers (streamed or not) end with this stop_reason instead of end_turn / max_tokens */
   stopReason: string | undefined = undefined;
+  /** Set: text answers end with stop_reason `stop_sequence` naming this sequence */
+  stopSequence: string | undefined = undefined;
 
   constructor(readonly apiKey: string) {
     super();
@@ -83,6 +85,7 @@ export class FakeAnthropic extends FakeServer {
     this.cachedPromptTokens = undefined;
     this.overloadedStreams = 0;
     this.stopReason = undefined;
+    this.stopSequence = undefined;
   }
 
   /** Messages usage of a prompt: input_tokens, plus the cache fields when cachedPromptTokens is set. */
@@ -156,12 +159,13 @@ export class FakeAnthropic extends FakeServer {
     const toolName = Array.isArray(body.tools) && typeof body.tools[0]?.name === "string" ? body.tools[0].name : undefined;
     const call = body.tool_choice?.type === "none" ? undefined : fakeToolCall(messages, toolName, system);
     if (call) return this.toolUse(ctx, body, { id, model, call: takesNoInput(body.tools?.[0]) ? withoutInput(call) : call });
-    const stopReason = this.stopReason ?? STOP_REASONS[reply.finishReason];
+    const stopReason = this.stopSequence !== undefined ? "stop_sequence" : (this.stopReason ?? STOP_REASONS[reply.finishReason]);
+    const stopSequence = this.stopSequence ?? null;
     if (body.stream !== true) {
       return sendBody(ctx, "application/json", JSON.stringify({
         id, type: "message", role: "assistant", model,
         content: [{ type: "text", text: reply.content }],
-        stop_reason: stopReason, stop_sequence: null,
+        stop_reason: stopReason, stop_sequence: stopSequence,
         usage: { ...this.promptUsage(reply.promptTokens), output_tokens: reply.completionTokens },
       }));
     }
@@ -173,7 +177,7 @@ export class FakeAnthropic extends FakeServer {
       sseEvent("ping", {}),
       ...reply.pieces.map((text) => sseEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
       sseEvent("content_block_stop", { index: 0 }),
-      sseEvent("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: reply.completionTokens } }),
+      sseEvent("message_delta", { delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: reply.completionTokens } }),
       sseEvent("message_stop", {}),
     ];
     await writeSse(ctx, events, () => this.pause());

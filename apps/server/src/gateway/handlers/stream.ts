@@ -1,7 +1,7 @@
 import type { Response } from "express";
 import type { ModelDefinition } from "@gw/config";
-import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEvent, type Served, type TextUsage } from "@gw/providers";
-import { microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
+import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEncoder, type ChatStreamEvent, type Served, type TextUsage } from "@gw/providers";
+import { type AppError, microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { CreditHold } from "../money/hold";
 import { dearestOf, textCost } from "../money/pricing";
@@ -19,6 +19,11 @@ export interface StreamFormat {
 
 /** The event that closes an OpenAI-style stream, as written. */
 export const DONE_EVENT = "data: [DONE]\n\n";
+/**
+ * `res.locals` key of the text that closes a complete stream, written in one piece: Idempotency-Key's recorder holds
+ * it back until the answer is stored, as it does `[DONE]`.
+ */
+export const CLOSING_EVENTS = "closingEvents";
 
 /**
  * The status and headers of an event stream (a replayed one too). No `Connection` header: Node's own honours a client's
@@ -34,6 +39,7 @@ export function setEventStreamHeaders(res: Response, headers: Record<string, str
 }
 
 type TextDelta = Extract<ChatStreamEvent, { type: "delta" }>;
+type ChatDoneEvent = Extract<ChatStreamEvent, { type: "done" }>;
 
 /** How a stream's choices are spelled in its chunks: a chat delta or a legacy completion's text. */
 interface ChoiceShape {
@@ -56,30 +62,25 @@ const COMPLETION_CHOICE: ChoiceShape = {
   finish: (reason) => ({ text: "", index: 0, logprobs: null, finish_reason: reason }),
 };
 
-/** Writes OpenAI-style server-sent events. */
+/** Writes a stream's events to the client, paced by how fast it reads. */
 class SseWriter {
-  /** the upstream's kept top-level fields (system_fingerprint, service_tier), written on every chunk as OpenAI does */
-  fields: Record<string, unknown> | undefined;
-
-  /** the model that serves (CONTRACT 13: a fallback's id once it took over), named in every chunk */
-  model: string;
-
-  constructor(private readonly res: Response, private readonly format: StreamFormat, model: string) {
-    this.model = model;
-  }
+  constructor(private readonly res: Response) {}
 
   open(headers: Record<string, string>): void {
     setEventStreamHeaders(this.res, headers);
     this.res.flushHeaders();
   }
 
-  private write(payload: string): void {
-    this.writeEvent(`data: ${payload}\n\n`);
+  write(events: string): void {
+    if (events.length === 0 || this.res.destroyed || this.res.writableEnded) return;
+    this.res.write(events);
   }
 
-  private writeEvent(event: string): void {
-    if (this.res.destroyed || this.res.writableEnded) return;
-    this.res.write(event);
+  /** The events that close a complete answer, then the end of the response. */
+  close(events: string): void {
+    this.res.locals[CLOSING_EVENTS] = events;
+    this.write(events);
+    this.end();
   }
 
   /** The client is not reading as fast as the upstream writes: what was written waits in the gateway's memory. */
@@ -108,16 +109,37 @@ class SseWriter {
     });
   }
 
-  chunk(choice: Record<string, unknown>): void {
-    this.write(JSON.stringify({
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
+
+/** OpenAI-style chunks (`data: {chunk}`, then `data: [DONE]`) of either choice shape. */
+class OpenAiChunkEncoder implements ChatStreamEncoder {
+  /** the upstream's kept top-level fields (system_fingerprint, service_tier), written on every chunk as OpenAI does */
+  private fields: Record<string, unknown> | undefined;
+
+  /**
+   * `model`: the model asked for, until the first event names the one that serves (CONTRACT 13: a fallback's id once
+   * it took over); `choices`: how many answers stream interleaved (chat's `n`)
+   */
+  constructor(private readonly shape: ChoiceShape, private readonly format: StreamFormat, private model: string, private readonly choices = 1) {}
+
+  private data(payload: unknown): string {
+    return `data: ${JSON.stringify(payload)}\n\n`;
+  }
+
+  private chunk(choice: Record<string, unknown>): string {
+    return this.data({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, ...this.fields,
       choices: [choice],
       ...(this.format.includeUsage ? { usage: null } : {}),
-    }));
+    });
   }
 
-  usage(usage: TextUsage, costMicros: number, details?: Record<string, unknown>): void {
-    this.write(JSON.stringify({
+  private usage(usage: TextUsage, costMicros: number, details?: Record<string, unknown>): string {
+    if (!this.format.includeUsage) return "";
+    return this.data({
       id: this.format.id, object: this.format.object, created: this.format.created, model: this.model, ...this.fields, choices: [],
       usage: {
         prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens,
@@ -125,22 +147,34 @@ class SseWriter {
         // Headers left before the cost was known, so a stream reports it here (dollars).
         cost: microsToDollars(costMicros),
       },
-    }));
+    });
   }
 
-  error(err: unknown): void {
-    this.write(JSON.stringify(nestedErrorBody(toAppError(err))));
+  /** the opening chunk carries the fields of the event that opened the stream, as every chunk does */
+  open(first: ChatStreamEvent): string {
+    if (first.fields) this.fields = first.fields;
+    if (first.served) this.model = first.served.model.id;
+    let opening = "";
+    for (let index = 0; this.shape.opening && index < this.choices; index++) opening += this.chunk(this.shape.opening(index));
+    return opening;
   }
 
-  done(): void {
-    this.writeEvent(DONE_EVENT);
-    if (!this.res.writableEnded) this.res.end();
+  delta(event: TextDelta): string {
+    if (event.fields) this.fields = event.fields;
+    return this.chunk(this.shape.output(event));
   }
 
-  end(): void {
-    if (!this.res.writableEnded) this.res.end();
+  finish(done: ChatDoneEvent, costMicros: number): string {
+    if (done.fields) this.fields = done.fields;
+    let finish = this.chunk(this.shape.finish(done.finishReason, 0));
+    for (let index = 1; index < this.choices; index++) finish += this.chunk(this.shape.finish(done.moreFinishReasons?.[index - 1] ?? done.finishReason, index));
+    return finish + this.usage(done.usage, costMicros, done.usageDetails) + DONE_EVENT;
   }
 
+  /** a client that asked for usage learns what the cut stream was charged, then why it ended */
+  cut(produced: TextUsage, costMicros: number, error: AppError): string {
+    return this.usage(produced, costMicros) + this.data(nestedErrorBody(error));
+  }
 }
 
 /** What one streamed text call is: its model, its prompt as counted, the worst case held, and its upstream events. */
@@ -154,8 +188,6 @@ interface TextStream {
   events: () => AsyncIterable<ChatStreamEvent>;
   /** a completion's prompt that `echo: true` repeats in the text sent: a cut stream pays it as prompt, not output */
   echoed?: string;
-  /** how many answers stream interleaved (chat's `n`; 1 when unset) */
-  choices?: number;
 }
 
 /**
@@ -163,15 +195,22 @@ interface TextStream {
  * upstream's role chunk or message_start), so a failure before any output is still a plain JSON error (and costs nothing).
  */
 export async function streamChat(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, format: StreamFormat): Promise<void> {
+  // `n` answers stream interleaved in one upstream call (OpenAI's protocol; routes/chat.ts refuses it for the others)
+  await streamChatAs(deps, meta, res, call, () => new OpenAiChunkEncoder(CHAT_CHOICE, format, call.model.id, call.n ?? 1));
+}
+
+/**
+ * A streamed chat answer in another API's events (Messages, Responses): the same hold, charge and pacing as
+ * streamChat. `encoder` is given the prompt as counted (Messages' message_start reports it before the upstream has).
+ */
+export async function streamChatAs(deps: GatewayDeps, meta: RequestMeta, res: Response, call: TextCall, encoder: (promptTokens: number) => ChatStreamEncoder): Promise<void> {
   const promptTokens = countPromptTokens(deps, call);
-  const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam);
+  const budget = completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam, call.promptParam);
   const request = chatRequest(call, meta, budget);
   deps.providers.checkChat(request);
-  // `n` answers stream interleaved in one upstream call (OpenAI's protocol; routes/chat.ts refuses it for the others)
-  const choices = call.n ?? 1;
   await streamText(deps, meta, res, {
-    model: call.model, promptTokens, worstCase: { promptTokens, completionTokens: budget * choices }, events: () => deps.providers.chatStream(request), choices,
-  }, CHAT_CHOICE, format);
+    model: call.model, promptTokens, worstCase: { promptTokens, completionTokens: budget * (call.n ?? 1) }, events: () => deps.providers.chatStream(request),
+  }, encoder(promptTokens));
 }
 
 /** A streamed legacy completion (`text_completion` chunks of text), held, charged and paced as a chat stream. */
@@ -183,16 +222,16 @@ export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res
   await streamText(deps, meta, res, {
     model: call.model, promptTokens, worstCase: { promptTokens: held, completionTokens: budget },
     events: () => deps.providers.completionStream(request), echoed: call.passthrough?.echo === true ? call.prompt : undefined,
-  }, COMPLETION_CHOICE, format);
+  }, new OpenAiChunkEncoder(COMPLETION_CHOICE, format, call.model.id));
 }
 
 /**
- * One streamed text answer, either shape. After output began, a cut stream (client gone or upstream broken) is
- * charged for the prompt (as the upstream reported it, else counted) and the text produced so far, counted with
- * the tokenizer. The hold covers the dearest model that may serve; the charge is at the price of the one that did
- * (the first event names it, before the status line is sent).
+ * One streamed text answer, in the encoder's events. After output began, a cut stream (client gone or upstream
+ * broken) is charged for the prompt (as the upstream reported it, else counted) and the text produced so far,
+ * counted with the tokenizer. The hold covers the dearest model that may serve; the charge is at the price of the one
+ * that did (the first event names it, before the status line is sent).
  */
-async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, shape: ChoiceShape, format: StreamFormat): Promise<void> {
+async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, encoder: ChatStreamEncoder): Promise<void> {
   // A client may go as long without reading as the upstream may go without sending.
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, dearestOf(deps.providers.modelChain(stream.model), (m) => textCost(m, stream.worstCase)), {
@@ -200,34 +239,33 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   }));
   let model = stream.model;
   let deployment: string | undefined;
-  const sse = new SseWriter(res, format, model.id);
+  const sse = new SseWriter(res);
   let started = false;
   let emitted = "";
-  let final: Omit<Extract<ChatStreamEvent, { type: "done" }>, "type" | "fields"> | undefined;
-  const start = (served?: Served) => {
+  let final: ChatDoneEvent | undefined;
+  const start = (first: ChatStreamEvent) => {
     if (started) return;
     started = true;
+    const served: Served | undefined = first.served;
     if (served) {
       model = served.model;
       deployment = served.deploymentId;
-      sse.model = model.id;
     }
     sse.open({ [GATEWAY_MODEL_HEADER]: model.id });
-    for (let index = 0; shape.opening && index < (stream.choices ?? 1); index++) sse.chunk(shape.opening(index));
+    sse.write(encoder.open(first));
   };
   // the upstream attempt lasts until its last event was read (a slow client's pace included)
   const upstreamAt = meta.observation.upstreamStarted();
   try {
     for await (const event of stream.events()) {
-      if (event.fields) sse.fields = event.fields;
-      start(event.served);
+      start(event);
       if (event.type === "delta") {
         emitted += event.content + deltaOutputText(event.delta);
-        sse.chunk(shape.output(event));
+        sse.write(encoder.delta(event));
         // Not on the usual path: only when the client reads slower than the upstream writes.
         if (sse.backedUp) await sse.drained(stalledClientMs);
       } else {
-        final = { finishReason: event.finishReason, usage: event.usage, moreFinishReasons: event.moreFinishReasons, usageDetails: event.usageDetails };
+        final = event;
       }
     }
     if (!final) throw new Error("stream ended without a final event");
@@ -250,13 +288,14 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     const cost = await meta.observation.step("settle", hold.settle(textCost(model, produced), record));
     meta.observation.charged(record, cost);
     deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
-    // a client that asked for usage learns what the cut stream was charged, then why it ended
-    if (format.includeUsage) sse.usage(produced, cost);
-    sse.error(err);
+    sse.write(encoder.cut(produced, cost, toAppError(err)));
     sse.end();
     return;
   }
-  start();
+  start(final);
+  // what the answer leaves behind (a stored response) is saved before its end is written, so a client that reads the
+  // end can refer to it at once
+  await encoder.complete?.(final);
   // The usage chunk reports the charge: settled last, for the real cost, which charges the quoted amount (the writes
   // below are synchronous, so the quote still holds at the settle) and records what the credits did not cover as
   // `uncharged`, as a non-streamed answer's settle does. Output bytes are those of the text produced.
@@ -264,10 +303,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   await hold.cover(used);
   const cost = hold.quote(used);
   try {
-    sse.chunk(shape.finish(final.finishReason, 0));
-    for (let index = 1; index < (stream.choices ?? 1); index++) sse.chunk(shape.finish(final.moreFinishReasons?.[index - 1] ?? final.finishReason, index));
-    if (format.includeUsage) sse.usage(final.usage, cost, final.usageDetails);
-    sse.done();
+    sse.close(encoder.finish(final, cost));
   } finally {
     const record = usageRecord(deps, meta, {
       model: model.id, deployment, type: "text", promptTokens: final.usage.promptTokens,

@@ -14,6 +14,8 @@ export interface TextCall {
   maxTokens?: number;
   /** the field `maxTokens` came from, for error messages (`max_completion_tokens` on /v1/chat/completions) */
   maxTokensParam?: string;
+  /** the field holding the prompt, for error messages (`input` on /v1/responses); `messages` when unset */
+  promptParam?: string;
   temperature?: number;
   /** how many answers (chat's `n`); the hold covers them all */
   n?: number;
@@ -98,14 +100,14 @@ export function chatRequest(call: TextCall, meta: RequestMeta, budget: number): 
 /** A non-streamed chat call with hold/settle and a usage record. */
 export function runChat(deps: GatewayDeps, meta: RequestMeta, call: TextCall): Promise<TextAnswer> {
   const promptTokens = countPromptTokens(deps, call);
-  const request = chatRequest(call, meta, completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam));
+  const request = chatRequest(call, meta, completionBudget(call.model, promptTokens, call.maxTokens, call.maxTokensParam, call.promptParam));
   deps.providers.checkChat(request);
   // n answers: n completions; a protocol without `n` is asked n times, each call reading (and billing) the prompt
   const n = call.n ?? 1;
   // (any model of the fallback chain may serve)
   const promptCopies = deps.providers.modelChain(call.model).every(answersNChoicesAtOnce) ? 1 : n;
   return billedText(deps, meta, call.model, {
-    promptTokens: promptTokens * promptCopies, windowTokens: promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam, candidates: n,
+    promptTokens: promptTokens * promptCopies, windowTokens: promptTokens, maxTokens: call.maxTokens, maxTokensParam: call.maxTokensParam, promptParam: call.promptParam, candidates: n,
   }, () => deps.providers.chat(request), chatOutputText);
 }
 

@@ -4,7 +4,7 @@ import { databaseOutage } from "@gw/db";
 import { AppError } from "@gw/shared";
 import type { Logger } from "pino";
 import { principalOf } from "../http/auth";
-import { DONE_EVENT, setEventStreamHeaders } from "../handlers/stream";
+import { CLOSING_EVENTS, DONE_EVENT, setEventStreamHeaders } from "../handlers/stream";
 import type { IdempotencyStore, StoredAnswer } from "./idempotency-store";
 
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -76,18 +76,21 @@ function replay(res: Response, answer: StoredAnswer): void {
 }
 
 /**
- * Records the events a streamed answer writes. A stream that ended with `[DONE]` is complete and handed to `store`;
- * that closing event is held back until the answer is stored, so a client that retries as soon as its stream ended
+ * Records the events a streamed answer writes. A stream that ended with `[DONE]` (or the closing events its handler
+ * named) is complete and handed to `store`; that closing event is held back until the answer is stored, so a client that retries as soon as its stream ended
  * gets the replay. Any other end (an error event after output began, a client gone) goes to `abandon` first. Each
  * event written tells `progress` the stream is still alive.
  */
 function recordStream(res: Response, store: (events: string) => Promise<void>, abandon: () => Promise<void>, progress: () => void): void {
   const events: string[] = [];
   let complete = false;
+  let closing = DONE_EVENT;
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
-    if (chunk === DONE_EVENT) {
+    // `[DONE]`, or the closing events a stream handler named (streams without `[DONE]`: Messages, Responses)
+    if (chunk === DONE_EVENT || (typeof chunk === "string" && chunk === res.locals[CLOSING_EVENTS])) {
+      closing = chunk;
       complete = true;
       return true;
     }
@@ -97,9 +100,9 @@ function recordStream(res: Response, store: (events: string) => Promise<void>, a
   }) as Response["write"];
   res.end = ((...args: unknown[]) => {
     if (complete && res.statusCode === 200 && !res.destroyed) {
-      events.push(DONE_EVENT);
+      events.push(closing);
       void store(events.join("")).finally(() => {
-        write(DONE_EVENT);
+        write(closing);
         end(...args);
       });
     } else {
