@@ -58,6 +58,7 @@ const SECURITY: Record<RouteAuth, Array<Record<string, string[]>> | undefined> =
   none: undefined,
   session: [{ session: [] }],
   sessionOrKey: [{ session: [] }, { apiKey: [] }],
+  admin: [{ session: [] }],
 };
 
 /** Codes every operation of a kind may answer (CONTRACT 1); routes add their own through `meta.errors`. */
@@ -72,6 +73,7 @@ function commonErrors(auth: RouteAuth, hasInput: boolean, method: string): Error
   if (auth !== "none" || BODY_METHODS.has(method)) codes.push("service_unavailable");
   // a route that takes an API key refuses a bad one with invalid_api_key (CONTRACT 1), not unauthorized
   if (auth === "sessionOrKey") codes.push("invalid_api_key");
+  if (auth === "admin") codes.push("invalid_api_key", "admin_required");
   codes.push("rate_limit_exceeded", "internal_error");
   return codes;
 }

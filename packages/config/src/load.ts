@@ -112,6 +112,8 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: envNumber((n) => n.positive()).default(24),
   // process: how far V8 lets the old generation grow past the live heap before a full collection (0: V8 decides)
   HEAP_GROWING_PERCENT: envNumber((n) => n.int().min(0).max(400)).default(50),
+  // operator console (CONTRACT 12): the verified accounts with these e-mails are admins
+  ADMIN_EMAILS: z.string().default(""),
 });
 
 /**
@@ -356,6 +358,11 @@ function developmentSecret(dataDir: string): string {
   return secret;
 }
 
+/** ADMIN_EMAILS: comma-separated, trimmed and lower-cased (accounts are matched by their normalized e-mail). */
+function parseAdminEmails(raw: string): string[] {
+  return raw.split(",").map((email) => email.trim().normalize("NFC").toLowerCase()).filter((email) => email.length > 0);
+}
+
 /** Reads and validates every setting. The only place in the codebase that reads process.env. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const parsed = envSchema.safeParse(env);
@@ -430,6 +437,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idempotencyTtlSeconds: Math.round(e.IDEMPOTENCY_TTL_HOURS * 3600),
     },
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,
+    adminEmails: parseAdminEmails(e.ADMIN_EMAILS),
     ...overrides,
   };
   return config;

@@ -1,4 +1,4 @@
-import { billing } from "@gw/billing";
+import { billing, redemptions } from "@gw/billing";
 import { z } from "zod";
 import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, verifiedSessionOrKeyProcedure } from "../trpc";
 
@@ -65,17 +65,17 @@ const cancelInput = z.object({
 
 // A query-string count: decimal digits only, as /api/usage reads its own (`1e1`, `0x10`, ` 5` are refused, where
 // coercion read them as numbers); tRPC calls send JSON numbers. A pipe, so the adapter does not coerce it.
-const wholeNumber = (max: number) => z.union([z.number(), z.string().regex(/^\d{1,16}$/, "must be a whole number").transform(Number)])
+export const wholeNumber = (max: number) => z.union([z.number(), z.string().regex(/^\d{1,16}$/, "must be a whole number").transform(Number)])
   .pipe(z.number().int().min(1).max(max));
 
-const historyInput = z.object({
+export const historyInput = z.object({
   limit: wholeNumber(100).default(20).meta({ description: "1 to 100", minimum: 1, maximum: 100 }),
   before: wholeNumber(Number.MAX_SAFE_INTEGER).optional().describe("next_before of the previous page"),
 }).optional();
 
-const historyEntry = z.object({
+export const historyEntry = z.object({
   id: z.string(),
-  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release"]),
+  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "redemption", "hold", "settle", "release"]),
   amount: z.number().describe("dollars, signed"),
   balance_after: z.number().describe("dollars"),
   created_at: z.string().describe("ISO 8601"),
@@ -163,4 +163,14 @@ export const billingRouter = createTRPCRouter({
     .input(historyInput)
     .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
     .query(({ ctx, input }) => billing.history(ctx.app, ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),
+
+  redeem: verifiedSessionOrKeyProcedure
+    .use(rateLimit("redeem", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/redeem", tags, summary: "Redeem a code for credits (once per account and code)" },
+      errors: ["email_not_verified", "not_found", "conflict", "code_expired"],
+    })
+    .input(z.object({ code: z.string().min(1).max(64).describe("the redemption code") }))
+    .output(z.object({ success: z.literal(true), amount: z.number().describe("dollars credited"), balance: z.number().describe("dollars after the credit") }))
+    .mutation(({ ctx, input }) => redemptions.redeem(ctx.app, ctx.principal.userId, input.code.trim())),
 });

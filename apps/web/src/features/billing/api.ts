@@ -90,6 +90,7 @@ const HISTORY_LABELS: Record<HistoryEntry["type"], string> = {
   refund: "Refund (credits taken back)",
   dispute: "Payment dispute",
   adjustment: "Adjustment",
+  redemption: "Redeemed code",
   hold: "Request hold",
   settle: "Request charge",
   release: "Hold released",
