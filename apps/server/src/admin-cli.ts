@@ -37,7 +37,8 @@ function parseAmount(raw: string | undefined): number {
 
 type Output = { text: string; json: unknown };
 
-async function run(ctx: AppContext, command: string | undefined, args: string[]): Promise<Output> {
+/** Reads the command line (before any database is opened: a mistake costs nothing) into the work to do. */
+function parse(command: string | undefined, args: string[]): (ctx: AppContext) => Promise<Output> {
   switch (command) {
     case "credit": {
       const [email, rawAmount, ...reasonWords] = args;
@@ -45,26 +46,32 @@ async function run(ctx: AppContext, command: string | undefined, args: string[])
       const amount = parseAmount(rawAmount);
       const reason = reasonWords.join(" ").trim();
       if (!reason) throw new UsageError("credit needs a <reason>");
-      const user = await adminConsole.userByEmail(ctx, email);
-      const result = await adminConsole.credit(ctx, ACTOR, user.id, { amount, reason });
-      return {
-        text: `${amount > 0 ? "Credited" : "Debited"} $${Math.abs(microsToDollars(amount)).toFixed(2)} to ${user.email} (${user.id}); balance $${result.balance.toFixed(2)}.`,
-        json: { ...result, user_id: user.id, email: user.email },
+      return async (ctx) => {
+        const user = await adminConsole.userByEmail(ctx, email);
+        const result = await adminConsole.credit(ctx, ACTOR, user.id, { amount, reason });
+        return {
+          text: `${amount > 0 ? "Credited" : "Debited"} $${Math.abs(microsToDollars(amount)).toFixed(2)} to ${user.email} (${user.id}); balance $${result.balance.toFixed(2)}.`,
+          json: { ...result, user_id: user.id, email: user.email },
+        };
       };
     }
     case "suspend":
     case "unsuspend": {
       const [email, ...rest] = args;
       if (!email || rest.length > 0) throw new UsageError(`${command} needs exactly one <email>`);
-      const user = await adminConsole.userByEmail(ctx, email);
-      const result = command === "suspend" ? await adminConsole.suspend(ctx, ACTOR, user.id) : await adminConsole.unsuspend(ctx, ACTOR, user.id);
-      return { text: `${user.email} (${user.id}) is ${result.user.status}.`, json: result };
+      return async (ctx) => {
+        const user = await adminConsole.userByEmail(ctx, email);
+        const result = command === "suspend" ? await adminConsole.suspend(ctx, ACTOR, user.id) : await adminConsole.unsuspend(ctx, ACTOR, user.id);
+        return { text: `${user.email} (${user.id}) is ${result.user.status}.`, json: result };
+      };
     }
     case "users": {
       const query = args.join(" ").trim() || undefined;
-      const { users } = await adminConsole.listUsers(ctx, { query, limit: 100 });
-      const lines = users.map((u) => [u.id, u.email, u.status, u.plan, `$${u.balance.toFixed(2)}`, u.created_at].join("\t"));
-      return { text: users.length ? ["id\temail\tstatus\tplan\tbalance\tcreated_at", ...lines].join("\n") : "No users found.", json: { users } };
+      return async (ctx) => {
+        const { users } = await adminConsole.listUsers(ctx, { query, limit: 100 });
+        const lines = users.map((u) => [u.id, u.email, u.status, u.plan, `$${u.balance.toFixed(2)}`, u.created_at].join("\t"));
+        return { text: users.length ? ["id\temail\tstatus\tplan\tbalance\tcreated_at", ...lines].join("\n") : "No users found.", json: { users } };
+      };
     }
     default:
       throw new UsageError(command ? `unknown command '${command}'` : "no command given");
@@ -85,6 +92,13 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command === undefined ? 2 : 0;
   }
+  let work: (ctx: AppContext) => Promise<Output>;
+  try {
+    work = parse(command, args);
+  } catch (err) {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -104,14 +118,10 @@ async function main(argv: string[]): Promise<number> {
     const ctx = await createServices({
       config, db: opened.db, clock: systemClock, logger: createLogger("warn"), onShutdown: (fn) => hooks.push(fn),
     });
-    const output = await run(ctx, command, args);
+    const output = await work(ctx);
     console.log(json ? JSON.stringify(output.json, null, 2) : output.text);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`error: ${err.message}\n\n${USAGE}`);
-      return 2;
-    }
     if (isAppError(err) && err.status < 500) {
       console.error(json ? JSON.stringify({ error: { code: err.code, message: err.message } }) : `error: ${err.code}: ${err.message}`);
       return 1;
