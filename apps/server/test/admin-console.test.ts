@@ -278,6 +278,39 @@ describe("redemption codes", () => {
   });
 });
 
+describe("redemptions that stopped midway (a crash between steps)", () => {
+  const redeem = (cookie: string, code: string) => call(server, "POST", "/api/billing/redeem", { cookie, body: { code } });
+
+  it("a slot taken without a credit is freed once abandoned; a credit written before the crash is never written twice", async () => {
+    const code = (await adminCall("POST", "/api/admin/redemption-codes", { amount: 1, max_redemptions: 1 })).body.code as string;
+    const [crashed, other] = [await newUser(), await newUser()];
+    const db = server.db.connection;
+    const at = new Date(server.clock.now());
+    // `crashed` stopped after taking the only slot, before the credit
+    await db.collection<{ _id: string }>("redemption_claims").insertOne({ _id: `${code}:${crashed.id}`, code, userId: crashed.id, claimedAt: at });
+    await db.collection<{ _id: string }>("redemption_slots").insertOne({ _id: `${code}#1`, code, n: 1, userId: crashed.id });
+    expect((await redeem(other.cookie, code)).status).toBe(410);
+    expect((await redeem(crashed.cookie, code)).status).toBe(409);
+
+    server.clock.advance(6 * 60_000);
+    const freed = await redeem(other.cookie, code);
+    expect(freed.status).toBe(200);
+    expect((await redeem(crashed.cookie, code)).status).toBe(410);
+    expect(await balanceOf(other.id) + await balanceOf(crashed.id)).toBe(1);
+
+    // `credited` stopped after the ledger credit, before marking its claim: its retry credits nothing more
+    const second = (await adminCall("POST", "/api/admin/redemption-codes", { amount: 2, max_redemptions: 5 })).body.code as string;
+    const credited = await newUser();
+    await db.collection<{ _id: string }>("redemption_claims").insertOne({ _id: `${second}:${credited.id}`, code: second, userId: credited.id, claimedAt: new Date(server.clock.now()) });
+    await db.collection<{ _id: string }>("redemption_slots").insertOne({ _id: `${second}#1`, code: second, n: 1, userId: credited.id });
+    await server.app.context.ledger.credit(credited.id, 2_000_000, { kind: "redemption", idempotencyKey: `redeem:${second}:${credited.id}` });
+    server.clock.advance(6 * 60_000);
+    const retry = await redeem(credited.cookie, second);
+    expect(retry.status).toBe(409);
+    expect(await balanceOf(credited.id)).toBe(2);
+  });
+});
+
 describe("audit log", () => {
   it("has every admin change with actor, target, before, after and IP; pages with next_before", async () => {
     const customer = await newUser();

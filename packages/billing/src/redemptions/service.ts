@@ -48,6 +48,7 @@ function storeOf(deps: BillingDeps): Promise<RedemptionStore> {
 
 const expired = (code: RedemptionCodeRecord, now: Date) => code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime();
 const alreadyRedeemed = () => new AppError("conflict", "You have already redeemed this code.");
+const inFlight = () => new AppError("conflict", "This code is being redeemed for your account by another request.");
 const exhausted = () => new AppError("code_expired", "This code has been redeemed the maximum number of times.");
 
 async function view(store: RedemptionStore, code: RedemptionCodeRecord): Promise<RedemptionCodeView> {
@@ -125,9 +126,9 @@ export const redemptions = {
 
     if (!(await store.claim(code.code, userId, now))) {
       const held = await store.findClaim(code.code, userId);
-      // credited, or another request of this user is redeeming it right now
-      if (!held || held.creditedAt || now.getTime() - held.claimedAt.getTime() < ABANDONED_AFTER_MS) throw alreadyRedeemed();
-      if (!(await store.takeOverClaim(held, now))) throw alreadyRedeemed();
+      if (held?.creditedAt) throw alreadyRedeemed();
+      // another request of this user is redeeming it right now (or just let it go)
+      if (!held || now.getTime() - held.claimedAt.getTime() < ABANDONED_AFTER_MS || !(await store.takeOverClaim(held, now))) throw inFlight();
     }
 
     let slot = await store.slotOf(code.code, userId);
@@ -141,9 +142,16 @@ export const redemptions = {
       throw exhausted();
     }
 
-    const credit = await deps.ledger.credit(userId, code.amount, {
-      kind: "redemption", idempotencyKey: creditKey(code.code, userId), meta: { code: code.code, slot },
-    });
+    let credit;
+    try {
+      credit = await deps.ledger.credit(userId, code.amount, {
+        kind: "redemption", idempotencyKey: creditKey(code.code, userId), meta: { code: code.code, slot },
+      });
+    } catch (err) {
+      // the claim goes, the slot stays the user's: a retry finds it and credits (at most once, by the key)
+      await store.releaseClaim(code.code, userId, now).catch(() => undefined);
+      throw err;
+    }
     await store.markCredited(code.code, userId, new Date(deps.clock.now()));
     // a retry of a request that had credited before it stopped
     if (!credit.applied) throw alreadyRedeemed();
