@@ -88,6 +88,23 @@ describe("who may call /api/admin", () => {
   });
 });
 
+describe("OpenAPI document", () => {
+  it("lists the admin routes (admin session only, 403 admin_required) and the redemption", async () => {
+    const doc = (await call(server, "GET", "/api/openapi.json")).body;
+    for (const [path, method] of [["/admin/users", "get"], ["/admin/users/{id}", "get"], ["/admin/users/{id}/ledger", "get"], ["/admin/users/{id}/credits", "post"],
+      ["/admin/users/{id}/suspend", "post"], ["/admin/users/{id}/unsuspend", "post"], ["/admin/users/{id}/revoke-keys", "post"],
+      ["/admin/redemption-codes", "get"], ["/admin/redemption-codes", "post"], ["/admin/audit", "get"]] as const) {
+      const operation = doc.paths[path][method];
+      expect(operation.security, path).toEqual([{ session: [] }]);
+      expect(operation.responses["403"].description, path).toContain("admin_required");
+    }
+    expect(doc.paths["/admin/redemption-codes"].post.responses["201"]).toBeDefined();
+    expect(doc.paths["/admin/users/{id}/credits"].post.responses["409"].description).toContain("conflict");
+    expect(doc.paths["/billing/redeem"].post.responses["410"].description).toContain("code_expired");
+    expect(doc.paths["/billing/subscription"].get.responses["403"].description).toContain("account_suspended");
+  });
+});
+
 describe("users", () => {
   it("lists with search, status filter and paging", async () => {
     const tag = `needle${Date.now()}`;
