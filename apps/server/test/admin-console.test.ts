@@ -295,6 +295,9 @@ describe("redemption codes", () => {
   });
 });
 
+/** A raw document written as a crashed request would have left it. */
+type StoredDoc = { _id: string } & Record<string, unknown>;
+
 describe("redemptions that stopped midway (a crash between steps)", () => {
   const redeem = (cookie: string, code: string) => call(server, "POST", "/api/billing/redeem", { cookie, body: { code } });
 
@@ -304,8 +307,8 @@ describe("redemptions that stopped midway (a crash between steps)", () => {
     const db = server.db.connection;
     const at = new Date(server.clock.now());
     // `crashed` stopped after taking the only slot, before the credit
-    await db.collection<{ _id: string }>("redemption_claims").insertOne({ _id: `${code}:${crashed.id}`, code, userId: crashed.id, claimedAt: at });
-    await db.collection<{ _id: string }>("redemption_slots").insertOne({ _id: `${code}#1`, code, n: 1, userId: crashed.id });
+    await db.collection<StoredDoc>("redemption_claims").insertOne({ _id: `${code}:${crashed.id}`, code, userId: crashed.id, claimedAt: at });
+    await db.collection<StoredDoc>("redemption_slots").insertOne({ _id: `${code}#1`, code, n: 1, userId: crashed.id });
     expect((await redeem(other.cookie, code)).status).toBe(410);
     expect((await redeem(crashed.cookie, code)).status).toBe(409);
 
@@ -318,8 +321,8 @@ describe("redemptions that stopped midway (a crash between steps)", () => {
     // `credited` stopped after the ledger credit, before marking its claim: its retry credits nothing more
     const second = (await adminCall("POST", "/api/admin/redemption-codes", { amount: 2, max_redemptions: 5 })).body.code as string;
     const credited = await newUser();
-    await db.collection<{ _id: string }>("redemption_claims").insertOne({ _id: `${second}:${credited.id}`, code: second, userId: credited.id, claimedAt: new Date(server.clock.now()) });
-    await db.collection<{ _id: string }>("redemption_slots").insertOne({ _id: `${second}#1`, code: second, n: 1, userId: credited.id });
+    await db.collection<StoredDoc>("redemption_claims").insertOne({ _id: `${second}:${credited.id}`, code: second, userId: credited.id, claimedAt: new Date(server.clock.now()) });
+    await db.collection<StoredDoc>("redemption_slots").insertOne({ _id: `${second}#1`, code: second, n: 1, userId: credited.id });
     await server.app.context.ledger.credit(credited.id, 2_000_000, { kind: "redemption", idempotencyKey: `redeem:${second}:${credited.id}` });
     server.clock.advance(6 * 60_000);
     const retry = await redeem(credited.cookie, second);
