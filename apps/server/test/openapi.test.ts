@@ -115,7 +115,8 @@ describe("OpenAPI document and reference page", () => {
     expect(config.status).toBe(200);
     expect(doc.paths["/billing/config"].get.security).toEqual([{ session: [] }, { apiKey: [] }]);
     expect(doc.paths["/billing/config"].get.responses["401"].description).toContain("invalid_api_key");
-    expect(doc.paths["/billing/config"].get.responses["403"]).toBeUndefined();
+    // no e-mail verification needed; only a key of a suspended account is refused (CONTRACT 12)
+    expect(doc.paths["/billing/config"].get.responses["403"].description).toBe("account_suspended");
   });
 
   it("lists GET /api/usage, the REST route the gateway serves, with its real answer and errors", async () => {

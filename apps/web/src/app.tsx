@@ -6,6 +6,11 @@ import { LoginPage } from "./features/auth/login-page";
 import { ResetPasswordPage } from "./features/auth/reset-password-page";
 import { SignupPage } from "./features/auth/signup-page";
 import { VerifyEmailPage } from "./features/auth/verify-email-page";
+import { AdminAuditPage } from "./features/admin/audit-page";
+import { AdminCodesPage } from "./features/admin/codes-page";
+import { RequireAdmin } from "./features/admin/require-admin";
+import { AdminUserPage } from "./features/admin/user-page";
+import { AdminUsersPage } from "./features/admin/users-page";
 import { BillingPage } from "./features/billing/billing-page";
 import { KeysPage } from "./features/keys/keys-page";
 import { OverviewPage } from "./features/overview/overview-page";
@@ -41,6 +46,10 @@ export function App() {
           <Route path="/dashboard/keys" element={<KeysPage />} />
           <Route path="/dashboard/billing" element={<BillingPage />} />
           <Route path="/dashboard/playground" element={<PlaygroundPage />} />
+          <Route path="/dashboard/admin" element={<RequireAdmin><AdminUsersPage /></RequireAdmin>} />
+          <Route path="/dashboard/admin/users/:id" element={<RequireAdmin><AdminUserPage /></RequireAdmin>} />
+          <Route path="/dashboard/admin/codes" element={<RequireAdmin><AdminCodesPage /></RequireAdmin>} />
+          <Route path="/dashboard/admin/audit" element={<RequireAdmin><AdminAuditPage /></RequireAdmin>} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="/settings/*" element={<SettingsPage />} />
           <Route path="/dashboard/*" element={<NotFound />} />

@@ -59,6 +59,7 @@ const SECURITY: Record<RouteAuth, Array<Record<string, string[]>> | undefined> =
   none: undefined,
   session: [{ session: [] }],
   sessionOrKey: [{ session: [] }, { apiKey: [] }],
+  admin: [{ session: [] }],
 };
 
 /** Codes every operation of a kind may answer (CONTRACT 1); routes add their own through `meta.errors`. */
@@ -72,7 +73,9 @@ function commonErrors(auth: RouteAuth, hasInput: boolean, method: string): Error
   // while it is unreachable they answer 503 in the status form (docs/api.md)
   if (auth !== "none" || BODY_METHODS.has(method)) codes.push("service_unavailable");
   // a route that takes an API key refuses a bad one with invalid_api_key (CONTRACT 1), not unauthorized
-  if (auth === "sessionOrKey") codes.push("invalid_api_key");
+  // a key of a suspended account: 403 account_suspended (CONTRACT 12)
+  if (auth === "sessionOrKey") codes.push("invalid_api_key", "account_suspended");
+  if (auth === "admin") codes.push("invalid_api_key", "admin_required");
   codes.push("rate_limit_exceeded", "internal_error");
   return codes;
 }

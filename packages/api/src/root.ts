@@ -1,3 +1,4 @@
+import { adminRouter } from "./router/admin";
 import { authRouter } from "./router/auth";
 import { billingRouter } from "./router/billing";
 import { keysRouter } from "./router/keys";
@@ -9,6 +10,7 @@ import { createTRPCRouter } from "./trpc";
  * `meta.openapi.path`, relative to /api.
  */
 export const appRouter = createTRPCRouter({
+  admin: adminRouter,
   auth: authRouter,
   billing: billingRouter,
   keys: keysRouter,

@@ -8,6 +8,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import type { AppContext, Principal, RateLimitState } from "./app-context";
 import { toApiError } from "./errors";
 import { clientLimitAddress } from "./client-address";
+import { isAdmin } from "./console/admins";
 
 /**
  * 1. CONTEXT: one per request. `principal` starts null; the auth procedures below fill it in.
@@ -30,7 +31,7 @@ export function createApiContext(app: AppContext, req: Request, res: Response): 
 export type ApiMeta = OpenApiMeta & { successStatus?: number; errors?: ErrorCode[]; auth?: RouteAuth };
 
 /** Which credentials a procedure accepts; set by the procedure kinds below and shown as the OpenAPI `security`. */
-export type RouteAuth = "none" | "session" | "sessionOrKey";
+export type RouteAuth = "none" | "session" | "sessionOrKey" | "admin";
 
 type TrpcCodeKey = keyof typeof TRPC_ERROR_CODES_BY_KEY;
 
@@ -156,6 +157,25 @@ const requireVerifiedEmail = t.middleware(({ ctx, next }) => {
 export const verifiedSessionProcedure = sessionProcedure.use(requireVerifiedEmail);
 /** API key or session, with a verified e-mail. */
 export const verifiedSessionOrKeyProcedure = sessionOrKeyProcedure.use(requireVerifiedEmail);
+
+/**
+ * An admin's session (CONTRACT 12): no credentials 401 unauthorized; an API key (valid: 403, it never makes an admin;
+ * invalid: 401 invalid_api_key) or any account that is not an admin 403 admin_required. Adds the admin's account.
+ */
+export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = requestToken(ctx.req);
+  if (token !== undefined) {
+    if (!token || !(await ctx.app.apiKeys.verify(token))) throw new AppError("invalid_api_key", "Invalid API key.");
+    throw adminRequired();
+  }
+  const principal = await ctx.app.sessions.fromRequest(ctx.req);
+  if (!principal) throw new AppError("unauthorized", "Authentication required: log in first.");
+  const admin = await ctx.app.auth.users.findById(principal.userId);
+  if (!admin || !isAdmin(ctx.app, admin)) throw adminRequired();
+  return next({ ctx: { ...ctx, principal, admin } });
+}).meta({ auth: "admin" });
+
+const adminRequired = () => new AppError("admin_required", "This endpoint is for the gateway's admins only.");
 
 export function setRateLimitHeaders(res: Response, state: RateLimitState): void {
   res.setHeader("X-RateLimit-Limit", String(state.limit));

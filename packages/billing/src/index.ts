@@ -9,3 +9,5 @@ export type { SubscriptionView } from "./subscriptions";
 export type { PublicPlan } from "./catalog";
 export { createPlanResolver } from "./plan-resolver";
 export { createStripeClient } from "./stripe/client";
+export { adjustCredits, type AdjustmentResult } from "./adjustments";
+export { redemptions, type NewRedemptionCode, type RedeemResult, type RedemptionCodeView } from "./redemptions/service";

@@ -44,7 +44,7 @@ export interface HistoryView {
   next_before: number | null;
 }
 
-const HISTORY_KINDS: LedgerEntryKind[] = ["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment"];
+const HISTORY_KINDS: LedgerEntryKind[] = ["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "redemption"];
 
 const historyEntry = (entry: LedgerEntry): HistoryEntryView => ({
   id: entry.id,

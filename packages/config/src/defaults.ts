@@ -163,6 +163,7 @@ export const DEFAULT_LIMITS = {
   authMe: { points: 300, duration: 60 },
   billingRead: { points: 60, duration: 60 },
   usage: { points: 120, duration: 60 },
+  redeem: { points: 10, duration: 60 },
 } as const;
 
 export type LimitName = keyof typeof DEFAULT_LIMITS;

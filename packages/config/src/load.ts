@@ -120,6 +120,8 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318").or(z.literal("")).optional(),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
   OTEL_SERVICE_NAME: z.string().optional(),
+  // operator console (CONTRACT 12): the verified accounts with these e-mails are admins
+  ADMIN_EMAILS: z.string().default(""),
 });
 
 /** Every environment variable the settings read by name (besides the LIMIT_* ones): `.env.example` lists them all. */
@@ -460,6 +462,11 @@ function developmentSecret(dataDir: string): string {
   return secret;
 }
 
+/** ADMIN_EMAILS: comma-separated, trimmed and lower-cased (accounts are matched by their normalized e-mail). */
+function parseAdminEmails(raw: string): string[] {
+  return raw.split(",").map((email) => email.trim().normalize("NFC").toLowerCase()).filter((email) => email.length > 0);
+}
+
 /** Reads and validates every setting. The only place in the codebase that reads process.env. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const parsed = envSchema.safeParse(env);
@@ -543,6 +550,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ""), headers: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME || "ai-gateway" }
         : undefined,
     },
+    adminEmails: parseAdminEmails(e.ADMIN_EMAILS),
     ...overrides,
   };
   return config;

@@ -61,6 +61,8 @@ export interface Config {
     /** how long an Idempotency-Key answer is replayed */
     idempotencyTtlSeconds: number;
   };
+  /** ADMIN_EMAILS, normalized: the verified accounts with these e-mails are admins (operator console) */
+  adminEmails: string[];
   /** V8's old-generation growth past the live heap, in percent (0: V8's own heuristics); bounds peak memory */
   heapGrowingPercent: number;
   observability: {

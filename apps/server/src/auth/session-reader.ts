@@ -24,6 +24,8 @@ export function createSessionReader(auth: Pick<AuthServices, "sessions" | "users
     if (!session) return null;
     const user = await auth.users.findById(session.userId);
     if (!user || user.deletedAt) throw new AppError("unauthorized", "Authentication required. Please log in.");
+    // a suspension revokes every session; one that a login raced in is refused here
+    if (user.suspendedAt) throw new AppError("account_suspended", "This account is suspended. Contact the operator of this gateway.");
     if (session.setCookie && req.res && !req.res.headersSent) req.res.append("Set-Cookie", session.setCookie);
     return { userId: user.id, sessionId: session.sessionId, emailVerified: user.emailVerified };
   }

@@ -21,6 +21,8 @@ export function creditsRoute(ctx: AppContext) {
         res.status(401).json({ error: "Unauthorized" });
         return;
       }
+      // a key of a suspended account: CONTRACT 12's 403, in the nested form of the codes of part two
+      if (isAppError(err) && err.code === "account_suspended") return sendError(res, err, req);
       ctx.logger.error({ err, requestId: res.locals.requestId }, "credits: authentication failed");
       res.status(500).json({ error: "Internal server error" });
       return;

@@ -1,6 +1,7 @@
 import { useRef, useState, type KeyboardEvent } from "react";
 import { NavLink, Outlet, useNavigate } from "react-router-dom";
 import { ErrorAlert, Notice } from "../components/ui";
+import { useAdminAccess } from "../features/admin/api";
 import { useLogout, useMe, useResendVerification } from "../features/auth/api";
 
 const NAV = [
@@ -36,6 +37,9 @@ export function AppShell() {
   const [menuOpen, setMenuOpen] = useState(false);
   const menuToggle = useRef<HTMLButtonElement>(null);
   const user = me.data;
+  // the Admin section shows to admins only (the server refuses everyone else anyway)
+  const adminAccess = useAdminAccess(Boolean(user));
+  const nav = user && adminAccess.data?.admin ? [...NAV.slice(0, -2), { to: "/dashboard/admin", label: "Admin" }, ...NAV.slice(-2)] : NAV;
 
   // Escape closes the open menu (phone width) and hands focus back to its button, as a disclosure menu does.
   function closeMenuOnEscape(event: KeyboardEvent) {
@@ -56,7 +60,7 @@ export function AppShell() {
           Menu
         </button>
         <nav id="main-nav" aria-label="Main" className={menuOpen ? "nav open" : "nav"}>
-          {NAV.map((item) => (
+          {nav.map((item) => (
             <NavLink key={item.to} to={item.to} end={item.end} onClick={() => setMenuOpen(false)}>
               {item.label}
             </NavLink>

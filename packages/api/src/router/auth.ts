@@ -58,7 +58,7 @@ export const authRouter = createTRPCRouter({
     }),
 
   login: publicProcedure
-    .meta({ openapi: { method: "POST", path: "/auth/login", tags: TAGS, summary: "Log in with e-mail and password; sets the session cookie" }, errors: ["invalid_credentials", "auth_rate_limit"] })
+    .meta({ openapi: { method: "POST", path: "/auth/login", tags: TAGS, summary: "Log in with e-mail and password; sets the session cookie" }, errors: ["invalid_credentials", "account_suspended", "auth_rate_limit"] })
     .input(z.object({ email: existingEmail, password: z.string().max(1024) }))
     .output(z.object({ success: z.literal(true), user: userWithVerification }))
     .mutation(async ({ ctx, input }) => {

@@ -1,4 +1,4 @@
-import { billing } from "@gw/billing";
+import { billing, redemptions } from "@gw/billing";
 import { z } from "zod";
 import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, verifiedSessionOrKeyProcedure } from "../trpc";
 
@@ -70,18 +70,21 @@ const cancelInput = z.object({
 const DIGITS = /^\d{1,16}$/;
 const whole = (documented: string) => z.union([z.number(), z.string().regex(DIGITS, "must be a whole number").meta({ pattern: documented }).transform(Number)]);
 
-const historyInput = z.object({
-  limit: whole("^(?=\\d{1,16}$)0*(?:[1-9]\\d?|100)$").pipe(z.number().int().min(1).max(100)).default(20)
-    .describe("1 to 100"),
+/** A page's `limit`: 1 to 100, `fallback` when unset. */
+export const pageLimit = (fallback: number) => whole("^(?=\\d{1,16}$)0*(?:[1-9]\\d?|100)$").pipe(z.number().int().min(1).max(100)).default(fallback)
+  .describe("1 to 100");
+
+export const historyInput = z.object({
+  limit: pageLimit(20),
   // a position in the ledger: any larger than the newest entry reads from the newest, 2^53 and above included
   // (not zod's int(), which also refuses integers past 2^53 - 1)
   before: whole("^(?=\\d{1,16}$)0*[1-9]\\d*$").pipe(z.number().min(1).refine(Number.isInteger, "must be a whole number")).transform((n) => Math.min(n, Number.MAX_SAFE_INTEGER)).optional()
     .describe("next_before of the previous page"),
 }).optional();
 
-const historyEntry = z.object({
+export const historyEntry = z.object({
   id: z.string(),
-  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "hold", "settle", "release", "gap"]),
+  type: z.enum(["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "redemption", "hold", "settle", "release", "gap"]),
   amount: z.number().describe("dollars, signed"),
   balance_after: z.number().describe("dollars"),
   created_at: z.string().describe("ISO 8601"),
@@ -169,4 +172,14 @@ export const billingRouter = createTRPCRouter({
     .input(historyInput)
     .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
     .query(({ ctx, input }) => billing.history(ctx.app, ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),
+
+  redeem: verifiedSessionOrKeyProcedure
+    .use(rateLimit("redeem", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/redeem", tags, summary: "Redeem a code for credits (once per account and code)" },
+      errors: ["email_not_verified", "not_found", "conflict", "code_expired"],
+    })
+    .input(z.object({ code: z.string().min(1).max(64).describe("the redemption code") }))
+    .output(z.object({ success: z.literal(true), amount: z.number().describe("dollars credited"), balance: z.number().describe("dollars after the credit") }))
+    .mutation(({ ctx, input }) => redemptions.redeem(ctx.app, ctx.principal.userId, input.code.trim())),
 });

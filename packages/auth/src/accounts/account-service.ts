@@ -61,6 +61,7 @@ export interface AccountService {
 }
 
 const invalidCredentials = () => new AppError("invalid_credentials", "Invalid e-mail or password.");
+export const accountSuspended = () => new AppError("account_suspended", "This account is suspended. Contact the operator of this gateway.");
 const unauthorized = () => new AppError("unauthorized", "Authentication required. Please log in.");
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
@@ -128,6 +129,8 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         : await verifyAgainstDummy(input.password.slice(0, MAX_PASSWORD_LENGTH));
       if (!user || !ok) throw invalidCredentials();
       await deps.limits.refund("loginAccount", accountKey);
+      // told only to whoever knows the password: the suspension is no secret to its owner
+      if (user.suspendedAt) throw accountSuspended();
       const { sessionId, setCookie } = await sessions.start(user.id);
       // A password reset or change that lands while this login checks the old password revokes every session
       // before this one exists. Read again: a changed password means the one given here is stale.
@@ -135,6 +138,11 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       if (!current || current.deletedAt || current.passwordHash !== user.passwordHash) {
         await sessions.revoke(sessionId);
         throw invalidCredentials();
+      }
+      // a suspension that landed meanwhile revoked the sessions before this one existed
+      if (current.suspendedAt) {
+        await sessions.revoke(sessionId);
+        throw accountSuspended();
       }
       return { user: current, setCookie };
     },

@@ -69,6 +69,7 @@ export function createOAuthSignIn(users: UserRepository, sessions: SessionManage
   return {
     async signIn(provider, profile) {
       const user = await resolveUser(provider, profile);
+      if (user.suspendedAt) throw new OAuthFlowError("account_suspended", "This account is suspended.");
       const { setCookie } = await sessions.start(user.id);
       return { user, setCookie };
     },

@@ -14,6 +14,8 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
   lastUsedAt: Date | null;
   usageCount: number;
+  /** the owner's account is suspended (CONTRACT 12): kept on the key so that verification reads one document */
+  suspended: boolean;
 }
 
 /** The stored document: the record with its id as `_id`. */
@@ -31,6 +33,7 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
     revokedAt: { type: Date, default: null },
     lastUsedAt: { type: Date, default: null },
     usageCount: { type: Number, default: 0 },
+    suspended: { type: Boolean, default: false },
   },
   { collection: "api_keys", versionKey: false },
 );
@@ -69,6 +72,7 @@ const toRecord = (doc: ApiKeyDoc): ApiKeyRecord => ({
   revokedAt: doc.revokedAt ?? null,
   lastUsedAt: doc.lastUsedAt ?? null,
   usageCount: doc.usageCount ?? 0,
+  suspended: doc.suspended ?? false,
 });
 
 export interface UsageDelta {
@@ -102,9 +106,9 @@ export class ApiKeyRepository {
     await this.usage.init();
   }
 
-  async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount">): Promise<ApiKeyRecord> {
+  async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount" | "suspended">): Promise<ApiKeyRecord> {
     const doc: ApiKeyDoc = { _id: record.id, userId: record.userId, name: record.name, description: record.description,
-      prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0 };
+      prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0, suspended: false };
     await this.model.create(doc);
     return toRecord(doc);
   }
@@ -152,6 +156,13 @@ export class ApiKeyRepository {
     if (docs.length === 0) return [];
     await this.model.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: at } }).exec();
     return docs.map((doc) => toRecord({ ...doc, revokedAt: at }));
+  }
+
+  /** Marks every active key of a user suspended or not (the owner's suspension); returns those keys. */
+  async setSuspendedForUser(userId: string, suspended: boolean): Promise<ApiKeyRecord[]> {
+    await this.model.updateMany({ userId, revokedAt: null }, { $set: { suspended } }).exec();
+    const docs = await this.model.find({ userId, revokedAt: null }).lean<ApiKeyDoc[]>().exec();
+    return docs.map(toRecord);
   }
 
   /**

@@ -46,6 +46,11 @@ export interface ApiKeyManager {
   revoke(userId: string, keyId: string): Promise<void>;
   /** account deletion: revokes every key of the user everywhere; returns how many were active */
   revokeAllKeysForUser(userId: string): Promise<number>;
+  /**
+   * The owner's suspension (CONTRACT 12): every key of the user is refused with 403 account_suspended, or accepted
+   * again, on every instance within a second (the revocation's eviction path). Returns how many keys it touched.
+   */
+  setUserSuspended(userId: string, suspended: boolean): Promise<number>;
 }
 
 export interface ApiKeyServiceOptions {
@@ -85,7 +90,8 @@ export class ApiKeyService implements ApiKeyManager {
 
   /**
    * Checks, in order: well-formed, cached answer, stored active key. Returns null for anything invalid so the
-   * caller answers 401 invalid_api_key without learning which check failed.
+   * caller answers 401 invalid_api_key without learning which check failed; a valid key of a suspended account
+   * throws 403 account_suspended.
    */
   async verify(rawKey: string): Promise<KeyPrincipal | null> {
     if (!isWellFormedApiKey(rawKey)) return null;
@@ -97,6 +103,7 @@ export class ApiKeyService implements ApiKeyManager {
       // Served from cache now; the reload keeps it warm. A failed reload just lets the entry expire.
       this.load(hash).catch((err: unknown) => this.options.logger.warn({ err: String(err) }, "api key cache refresh failed"));
     }
+    if (cached?.suspended) throw new AppError("account_suspended", "This account is suspended. Contact the operator of this gateway.");
     return cached ? { userId: cached.userId, keyId: cached.keyId, emailVerified: true } : null;
   }
 
@@ -107,7 +114,7 @@ export class ApiKeyService implements ApiKeyManager {
       const snapshot = this.cache.snapshot();
       pending = this.repo.findActiveByHash(hash)
         .then((record) => {
-          const value = record ? { keyId: record.id, userId: record.userId } : null;
+          const value = record ? { keyId: record.id, userId: record.userId, suspended: record.suspended } : null;
           this.cache.set(hash, value, snapshot);
           return value;
         })
@@ -171,6 +178,12 @@ export class ApiKeyService implements ApiKeyManager {
     const revoked = await this.repo.revokeAllForUser(userId, new Date(this.options.clock.now()));
     await this.evictEverywhere(revoked);
     return revoked.length;
+  }
+
+  async setUserSuspended(userId: string, suspended: boolean): Promise<number> {
+    const keys = await this.repo.setSuspendedForUser(userId, suspended);
+    await this.evictEverywhere(keys);
+    return keys.length;
   }
 
   async close(): Promise<void> {

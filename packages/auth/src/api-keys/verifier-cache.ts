@@ -2,6 +2,8 @@
 export interface CachedKey {
   keyId: string;
   userId: string;
+  /** the owner's account is suspended: the key is known but refused */
+  suspended?: boolean;
 }
 
 /** Taken before a database lookup starts: the answer's age counts from then, not from when it arrived. */

@@ -1,4 +1,4 @@
-import { Schema, type Connection } from "mongoose";
+import { Schema, trusted, type Connection } from "mongoose";
 import { AppError, newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
 import { asciiDomainEmail } from "./email";
@@ -17,6 +17,7 @@ interface UserDoc {
   createdAt: Date;
   passwordChangedAt?: Date;
   deletedAt?: Date;
+  suspendedAt?: Date;
 }
 
 const userSchema = () => new Schema<UserDoc>({
@@ -31,6 +32,7 @@ const userSchema = () => new Schema<UserDoc>({
   createdAt: { type: Date, required: true },
   passwordChangedAt: Date,
   deletedAt: Date,
+  suspendedAt: Date,
 }, { collection: "users", versionKey: false });
 
 function toUser(doc: UserDoc): User {
@@ -46,11 +48,25 @@ function toUser(doc: UserDoc): User {
   if (doc.githubId) user.githubId = doc.githubId;
   if (doc.passwordChangedAt) user.passwordChangedAt = doc.passwordChangedAt;
   if (doc.deletedAt) user.deletedAt = doc.deletedAt;
+  if (doc.suspendedAt) user.suspendedAt = doc.suspendedAt;
   return user;
 }
 
 /** What creating a user needs: the document without its id and later-life fields. */
-export type NewUser = Omit<UserDoc, "_id" | "passwordChangedAt" | "deletedAt">;
+export type NewUser = Omit<UserDoc, "_id" | "passwordChangedAt" | "deletedAt" | "suspendedAt">;
+
+/** The operator console's user list: newest first, a page at a time. */
+export interface UserSearch {
+  /** a part of the e-mail or the name, case-insensitive */
+  query?: string;
+  status?: "active" | "suspended";
+  limit: number;
+  /** where the previous page ended (its last user) */
+  after?: { createdAt: Date; id: string };
+}
+
+/** A search text as a literal regular expression (no operator of the caller reaches the database). */
+const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export interface UserRepository {
   /** throws account_exists when the e-mail is taken */
@@ -66,6 +82,10 @@ export interface UserRepository {
   setName(id: string, name: string): Promise<void>;
   /** removes personal data; the e-mail becomes free for a new sign-up */
   anonymize(id: string, at: Date): Promise<void>;
+  /** suspends (a date) or reinstates (null) the account */
+  setSuspended(id: string, at: Date | null): Promise<void>;
+  /** live (not deleted) accounts, newest first */
+  search(search: UserSearch): Promise<User[]>;
 }
 
 export async function createUserRepository(connection: Connection): Promise<UserRepository> {
@@ -118,6 +138,24 @@ export async function createUserRepository(connection: Connection): Promise<User
     },
     async setName(id, name) {
       await users.updateOne({ _id: id }, { $set: { name } });
+    },
+    async setSuspended(id, at) {
+      await users.updateOne({ _id: id }, at ? { $set: { suspendedAt: at } } : { $unset: { suspendedAt: 1 } });
+    },
+    async search({ query, status, limit, after }) {
+      const and: Array<Record<string, unknown>> = [{ deletedAt: null }];
+      if (query) {
+        // operators are ours (trusted): the caller's text is matched literally
+        const pattern = () => trusted({ $regex: literal(query), $options: "i" });
+        and.push({ $or: [{ email: pattern() }, { name: pattern() }] });
+      }
+      if (status === "suspended") and.push({ suspendedAt: trusted({ $ne: null }) });
+      if (status === "active") and.push({ suspendedAt: null });
+      if (after) {
+        and.push({ $or: [{ createdAt: trusted({ $lt: after.createdAt }) }, { createdAt: after.createdAt, _id: trusted({ $lt: after.id }) }] });
+      }
+      const docs = await users.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(limit).lean<UserDoc[]>();
+      return docs.map(toUser);
     },
     async anonymize(id, at) {
       await users.updateOne(

@@ -12,6 +12,8 @@ export interface User {
   /** set on every password change: reset tokens issued earlier stop working */
   passwordChangedAt?: Date;
   deletedAt?: Date;
+  /** set while an admin has suspended the account (CONTRACT 12): no login, no session, every key refused */
+  suspendedAt?: Date;
 }
 
 /** SPEC 2.2 plus CONTRACT 2's email_verified, as the API answers it. */

@@ -8,6 +8,7 @@ export type LedgerEntryKind =
   | "refund" // credits taken back when the payment that granted them was refunded (negative)
   | "dispute" // credits taken back when a payment's funds were withdrawn by a dispute (negative), given back when reinstated
   | "adjustment" // manual, by an operator
+  | "redemption" // a redemption code's credit (once per user and code)
   | "hold" // credits reserved by a gateway instance for the requests it serves (negative)
   | "settle" // one request's charge, drawn from a reservation (amount 0: the reservation already took the money; `cost` says how much; `meta`: the request's usage record)
   | "release" // unused reserved credits given back (positive)
@@ -45,7 +46,7 @@ export interface LedgerEntry {
   createdAt: Date;
 }
 
-export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "dispute" | "adjustment";
+export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "dispute" | "adjustment" | "redemption";
 
 export interface CreditResult {
   /** false when the idempotency key was already used: nothing changed */

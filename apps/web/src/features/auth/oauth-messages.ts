@@ -13,5 +13,6 @@ export const OAUTH_MESSAGES: ErrorMessages = {
   oauth_failed: "The provider could not be reached or refused the sign-in. Please try again.",
   email_unavailable: "The provider did not share a verified e-mail address. Add or verify one there, or sign up with your e-mail and password.",
   account_exists: "An account with this e-mail already exists, and the provider has not verified the address. Log in with your password instead.",
+  account_suspended: "This account is suspended. Contact the operator of this gateway.",
   server_error: "Something went wrong on our side while signing you in. Please try again.",
 };

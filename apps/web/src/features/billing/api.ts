@@ -64,6 +64,14 @@ export function usePaymentHistory() {
   });
 }
 
+/** Redeems a code; the balance and the history are read again. */
+export function useRedeemCode() {
+  const utils = trpc.useUtils();
+  return trpc.billing.redeem.useMutation({
+    onSuccess: () => Promise.all([utils.billing.credits.invalidate(), utils.billing.history.invalidate()]),
+  });
+}
+
 export type CheckoutInput = { type: "credits"; amount: number } | { type: "subscription"; plan_id: string };
 
 /** Creates a Stripe Checkout session and leaves the SPA for the returned URL. */
@@ -90,6 +98,7 @@ const HISTORY_LABELS: Record<HistoryEntry["type"], string> = {
   refund: "Refund (credits taken back)",
   dispute: "Payment dispute",
   adjustment: "Adjustment",
+  redemption: "Redeemed code",
   hold: "Request hold",
   settle: "Request charge",
   release: "Hold released",

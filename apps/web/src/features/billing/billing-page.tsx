@@ -4,6 +4,7 @@ import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatCost, formatDate, formatDay, formatMoney } from "../../lib/format";
+import { RedeemCard } from "./redeem-card";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
 /** Errors of the payment processor (Stripe), where the generic texts speak of model providers or a passing outage. */
@@ -215,6 +216,7 @@ export function BillingPage() {
         {balance.data ? <p className="stat-value" data-testid="billing-balance">{formatCost(balance.data.balance)}</p> : null}
       </Card>
       <CreditsCard />
+      <RedeemCard />
       <PlansCard />
       <HistoryCard />
     </>
