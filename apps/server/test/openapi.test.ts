@@ -25,7 +25,9 @@ describe("OpenAPI document and reference page", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.servers).toEqual([{ url: "https://gateway.example/api" }]);
     expect(Object.keys(doc.paths["/keys"]).sort()).toEqual(["get", "post"]);
-    expect(Object.keys(doc.paths["/keys/{id}"])).toEqual(["delete"]);
+    expect(Object.keys(doc.paths["/keys/{id}"]).sort()).toEqual(["delete", "get", "patch"]);
+    expect(Object.keys(doc.paths["/keys/{id}/rotate"])).toEqual(["post"]);
+    expect(Object.keys(doc.paths["/v1/key"])).toEqual(["get"]);
     for (const path of ["/status", "/status/external"]) expect(doc.paths[path].get).toBeDefined();
     expect(Object.keys(doc.paths["/example"]).sort()).toEqual(["get", "post"]);
   });
@@ -124,7 +126,7 @@ describe("OpenAPI document and reference page", () => {
     const { key } = await fundedUser(server, 0);
     const usage = doc.paths["/usage"].get;
     expect(usage.security).toEqual([{ session: [] }, { apiKey: [] }]);
-    expect(usage.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "per_page", "from", "to", "model"]);
+    expect(usage.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "per_page", "from", "to", "model", "key_id", "endpoint", "status", "format"]);
     expect(usage.parameters[1].schema).toMatchObject({ minimum: 1, maximum: 100, default: 50 });
     const res = await http(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);

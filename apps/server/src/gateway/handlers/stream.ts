@@ -236,7 +236,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, dearestOf(deps.providers.modelChain(stream.model), (m) => textCost(m, stream.worstCase)), {
     requestId: meta.requestId, model: stream.model.id, endpoint: meta.endpoint, stream: true,
-  }));
+  }, meta.keyBudget));
   let model = stream.model;
   let deployment: string | undefined;
   const sse = new SseWriter(res);

@@ -2,6 +2,7 @@ import type { Request, Response } from "express";
 import { randomBase62 } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { resolveModel, requireConfigured } from "../deps";
+import { admitKeyForModel } from "../limits/key-gate";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { setCostHeader, setServedHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
@@ -25,6 +26,7 @@ export function chatCompletions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(chatBody, raw);
     // several answers stream interleaved only from an upstream that writes them so (docs/openai-compatibility.md)
     if (body.stream && body.n != null && body.n > 1 && !answersNChoicesAtOnce(model)) {
@@ -63,6 +65,7 @@ export function completions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(completionBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
@@ -109,6 +112,7 @@ export function embeddings(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["embedding"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(embeddingBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);

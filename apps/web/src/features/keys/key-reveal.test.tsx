@@ -6,6 +6,8 @@ import { KeyReveal } from "./key-reveal";
 const created: CreatedKey = {
   id: "key_1", name: "ci", description: "", key: "ak-test-0123456789abcdefghijABCDEFGHIJxyz",
   prefix: "ak-live-0123", created_at: "2025-01-01T00:00:00.000Z", status: "active" as const,
+  limit: null, limit_reset: "never", allowed_models: null, rate_limit: null, expires_at: null, allowed_ips: null,
+  usage: { spent_period: 0, spent_total: 0, requests_total: 0 }, limit_remaining: null,
 };
 
 describe("KeyReveal", () => {
