@@ -3,6 +3,7 @@ import { chatToMessage, countTokensApiBody, messagesApiBody, messagesErrorBody, 
 import { newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
+import { admitKeyForModel } from "../limits/key-gate";
 import { setCostHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChatAs } from "../handlers/stream";
@@ -26,6 +27,7 @@ export function messages(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(messagesApiBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
@@ -43,9 +45,10 @@ export function messages(deps: GatewayDeps) {
 
 /** POST /v1/messages/count_tokens: the prompt's tokens as the gateway counts them for its hold; free, no upstream call. */
 export function countTokens(deps: GatewayDeps) {
-  return (req: Request, res: Response) => {
+  return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const chat = messagesToChat(parseOrThrow(countTokensApiBody, raw), model.protocol);
     res.json({ input_tokens: countPromptTokens(deps, chat) });
   };

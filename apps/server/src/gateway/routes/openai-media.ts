@@ -5,6 +5,7 @@ import { IMAGE_A_DEFAULT_VERSION, modelVersions, type ModelDefinition } from "@g
 import { AppError, invalidParameter, randomBase62 } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
+import { admitKeyForModel } from "../limits/key-gate";
 import { setCostHeader } from "../handlers/billed";
 import { runImages, runSpeechToText, runTextToSpeech } from "../handlers/media";
 import { requestMeta } from "../handlers/request-meta";
@@ -40,6 +41,7 @@ export function imagesGenerations(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["image"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(imageGenerationBody, raw);
     const [width = 0, height = 0] = body.size.split("x").map(Number);
     checkSize(model, width, height);
@@ -88,6 +90,7 @@ export function audioSpeech(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = speechModel(deps, raw, "tts");
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(speechBody, raw);
     const output = SPEECH_OUTPUT[body.response_format];
     if (!output.upstream) {
@@ -112,6 +115,7 @@ export function audioTranscriptions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body ?? {});
     const model = speechModel(deps, raw, "stt");
+    await admitKeyForModel(deps, res, model.id);
     const fields = parseOrThrow(transcriptionFields, raw);
     const audio = uploadedAudio(req, "file");
     requireConfigured(deps, model);

@@ -3,6 +3,7 @@ import { chatToOutcome, responseObject, responsesApiBody, responsesToChat, Respo
 import { newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
+import { admitKeyForModel } from "../limits/key-gate";
 import { setCostHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChatAs } from "../handlers/stream";
@@ -21,6 +22,7 @@ export function createResponse(deps: GatewayDeps, store: ResponseStore) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(responsesApiBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
