@@ -4,6 +4,7 @@ import { formatDate, formatNumber } from "../../lib/format";
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey } from "./api";
+import { QuickStartCard } from "../quick-start/quick-start-card";
 import { KeyReveal } from "./key-reveal";
 
 function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKey) => void; focusOnMount: boolean }) {
@@ -122,6 +123,7 @@ export function KeysPage() {
       <Card title="Create a key">
         {created ? <KeyReveal created={created} onDone={dismissReveal} /> : <CreateKeyForm onCreated={setCreated} focusOnMount={revealed} />}
       </Card>
+      {created ? <QuickStartCard secret={created.key} /> : null}
       <Card title="Active keys">
         {revoked ? <p className="alert alert-success wrap-anywhere" role="status" tabIndex={-1} ref={revokedNotice}>Key “{revoked.name}” was revoked.</p> : null}
         {keys.isPending ? <Spinner /> : null}
