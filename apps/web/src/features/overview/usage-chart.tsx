@@ -11,7 +11,7 @@ export function colorFor(index: number): string {
 const DEFAULT_WIDTH = 720;
 const MIN_WIDTH = 280;
 const HEIGHT = 220;
-const PAD = { top: 10, right: 8, bottom: 24, left: 76 };
+const PAD = { top: 10, right: 20, bottom: 24, left: 76 };
 
 /** Bottom, middle and top lines; the middle one only where it is a whole number of requests. */
 function gridLines(top: number, metric: ChartMetric): number[] {
