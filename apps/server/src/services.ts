@@ -4,6 +4,7 @@ import type { Clock } from "@gw/shared";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createLedger } from "@gw/billing/ledger/index";
+import { KeySpend } from "@gw/billing/key-spend/key-spend";
 import { createPlanResolver } from "@gw/billing/plan-resolver";
 import { ApiKeyService, localRevocationBus, redisRevocationBus } from "@gw/auth/api-keys/index";
 import { databaseHealthCheck } from "@gw/api/status/database-check";
@@ -51,6 +52,7 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
   const redis = createRedis(base);
   const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds });
   base.onShutdown(() => ledger.close());
+  const keySpend = await KeySpend.create(base.db, base.clock, ledger);
   const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
   const apiKeys = await ApiKeyService.create({
     connection: base.db.connection, clock: base.clock, logger: base.logger, keyEnv: base.config.keyEnv,
@@ -66,6 +68,7 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
     ...base,
     redis,
     ledger,
+    keySpend,
     apiKeys,
     limits,
     healthChecks,

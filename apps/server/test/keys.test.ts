@@ -47,7 +47,11 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       const res = await call("POST", "/api/keys", sessionOf("usr_a"), { name: "Production", description: "backend jobs" });
       expect(res.status).toBe(201);
       const body = await res.json();
-      expect(Object.keys(body).sort()).toEqual(["created_at", "description", "id", "key", "name", "prefix", "status"]);
+      // CONTRACT 10's controls and usage come with every key
+      expect(Object.keys(body).sort()).toEqual([
+        "allowed_ips", "allowed_models", "created_at", "description", "expires_at", "id", "key", "limit", "limit_remaining", "limit_reset",
+        "name", "prefix", "rate_limit", "status", "usage",
+      ]);
       expect(body).toMatchObject({ name: "Production", description: "backend jobs", status: "active" });
       expect(body.id).toMatch(/^key_[0-9A-Za-z]+$/);
       expect(body.key).toMatch(/^ak-live-[0-9A-Za-z]{32,}$/);
@@ -72,8 +76,10 @@ describe("API keys (SPEC 2.4, 4.8, CONTRACT 3)", () => {
       expect(body.total).toBe(2);
       expect(body.keys.map((k: { id: string }) => k.id)).toEqual([second.id, first.id]);
       expect(body.keys[0]).toEqual({
-        id: second.id, name: "second", prefix: second.prefix, created_at: expect.any(String),
+        id: second.id, name: "second", description: "", prefix: second.prefix, created_at: expect.any(String),
         last_used: null, usage_count: 0, status: "active",
+        limit: null, limit_reset: "never", allowed_models: null, rate_limit: null, expires_at: null, allowed_ips: null,
+        usage: { spent_period: 0, spent_total: 0, requests_total: 0 }, limit_remaining: null,
       });
       expect(JSON.stringify(body)).not.toContain(second.key);
     });

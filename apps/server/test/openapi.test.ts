@@ -24,7 +24,9 @@ describe("OpenAPI document and reference page", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.servers).toEqual([{ url: "https://gateway.example/api" }]);
     expect(Object.keys(doc.paths["/keys"]).sort()).toEqual(["get", "post"]);
-    expect(Object.keys(doc.paths["/keys/{id}"])).toEqual(["delete"]);
+    expect(Object.keys(doc.paths["/keys/{id}"]).sort()).toEqual(["delete", "get", "patch"]);
+    expect(Object.keys(doc.paths["/keys/{id}/rotate"])).toEqual(["post"]);
+    expect(Object.keys(doc.paths["/v1/key"])).toEqual(["get"]);
     for (const path of ["/status", "/status/external"]) expect(doc.paths[path].get).toBeDefined();
     expect(Object.keys(doc.paths["/example"]).sort()).toEqual(["get", "post"]);
   });

@@ -5,7 +5,8 @@ import type { Redis } from "ioredis";
 import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Ledger } from "@gw/billing/ledger/index";
-import type { ApiKeyManager } from "@gw/auth/api-keys/index";
+import type { KeySpend } from "@gw/billing/key-spend/key-spend";
+import type { ApiKeyManager, KeyAccess } from "@gw/auth/api-keys/index";
 import type { LimitName } from "@gw/config";
 import type { HealthChecks } from "./status/health-checks";
 import type { AccountHooks, AuthServices } from "@gw/auth";
@@ -15,6 +16,8 @@ export interface Principal {
   userId: string;
   /** set when authenticated by API key */
   keyId?: string;
+  /** set when authenticated by API key: its controls (CONTRACT 10) */
+  key?: KeyAccess;
   /** set when authenticated by session cookie */
   sessionId?: string;
   emailVerified: boolean;
@@ -77,6 +80,8 @@ export interface AppContext {
   /** set when REDIS_URL is configured: shared limits, slots and revocations across instances */
   redis?: Redis;
   ledger: Ledger;
+  /** each API key's spend per period, held and settled beside the balance (CONTRACT 10) */
+  keySpend: KeySpend;
   apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;
   plans: PlanResolver;

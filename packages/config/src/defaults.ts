@@ -136,6 +136,7 @@ export const DEFAULT_LIMITS = {
   subscription: { points: 5, duration: 60 },
   keysList: { points: 100, duration: 60 },
   keysCreate: { points: 10, duration: 60 },
+  keysUpdate: { points: 50, duration: 60 },
   keysDelete: { points: 50, duration: 60 },
   status: { points: 300, duration: 60 },
   statusExternal: { points: 60, duration: 60 },

@@ -11,11 +11,15 @@ export const ERROR_CODES = {
   unauthorized: { type: "authentication_error", status: 401 },
   invalid_api_key: { type: "authentication_error", status: 401 },
   invalid_credentials: { type: "authentication_error", status: 401 },
+  key_expired: { type: "authentication_error", status: 401 },
   session_expired: { type: "authentication_error", status: 401 },
   insufficient_credits: { type: "insufficient_credits_error", status: 402 },
+  key_limit_exceeded: { type: "insufficient_credits_error", status: 402 },
   invalid_payment_method: { type: "payment_error", status: 402 },
   email_not_verified: { type: "permission_error", status: 403 },
   csrf_rejected: { type: "permission_error", status: 403 },
+  ip_not_allowed: { type: "permission_error", status: 403 },
+  model_not_allowed: { type: "permission_error", status: 403 },
   plan_not_found: { type: "not_found_error", status: 404 },
   key_not_found: { type: "not_found_error", status: 404 },
   not_found: { type: "not_found_error", status: 404 },
@@ -42,6 +46,8 @@ export interface ErrorExtras {
   /** insufficient_credits: dollars */
   current_balance?: number;
   required_amount?: number;
+  /** key_limit_exceeded: dollars left of the key's limit this period */
+  limit_remaining?: number;
   /** rate limits: seconds until a retry may succeed (sent as Retry-After) */
   retryAfterSeconds?: number;
   /** rate limits: X-RateLimit-* headers to send with the error */
@@ -73,7 +79,7 @@ export const isAppError = (err: unknown): err is AppError => err instanceof AppE
 
 /** SPEC 7.1 nested form. */
 export interface NestedErrorBody {
-  error: { message: string; type: string; code: string; current_balance?: number; required_amount?: number };
+  error: { message: string; type: string; code: string; current_balance?: number; required_amount?: number; limit_remaining?: number };
   debug?: { timestamp: string; ip: string; user_agent: string };
 }
 
@@ -81,6 +87,7 @@ export function nestedErrorBody(err: AppError): NestedErrorBody {
   const body: NestedErrorBody = { error: { message: err.message, type: err.type, code: err.code } };
   if (err.extras.current_balance !== undefined) body.error.current_balance = err.extras.current_balance;
   if (err.extras.required_amount !== undefined) body.error.required_amount = err.extras.required_amount;
+  if (err.extras.limit_remaining !== undefined) body.error.limit_remaining = err.extras.limit_remaining;
   return body;
 }
 

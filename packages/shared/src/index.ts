@@ -7,3 +7,4 @@ export * from "./validation";
 export * from "./nul-bytes";
 export * from "./characters";
 export * from "./bearer";
+export * from "./limit-periods";

@@ -132,6 +132,8 @@ export async function mountGateway(
   // Express would answer an OPTIONS of the usage API itself (200 text/plain "GET, HEAD"): it has no CORS, so it is
   // answered as any other request there (401 without a key, else 404)
   router.options("/api/usage", noStore, usageAuth, notFound);
+  // GET /api/v1/key is an API route (the keys router's REST face, mounted after the gateway), not a gateway one
+  router.all("/api/v1/key", (_req, _res, next) => next("router"));
   router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 

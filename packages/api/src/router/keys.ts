@@ -1,7 +1,9 @@
 import { z } from "zod";
-import { invalidParameter } from "@gw/shared";
+import { checkKeyAccess, NO_CONTROLS } from "@gw/auth/api-keys/index";
+import { AppError, invalidParameter } from "@gw/shared";
 import { displayName } from "../display-name";
-import { createTRPCRouter, rateLimit, sessionProcedure, verifiedSessionProcedure } from "../trpc";
+import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, sessionProcedure, verifiedSessionProcedure } from "../trpc";
+import { controlsBody, keyBodies, keyBody, keyControlsInput, keyControlsOutput, keyDetails, resolveControls } from "./key-controls";
 
 // SPEC 2.4 / 4.8, CONTRACT 3. Key management needs a session; an API key alone gets 401 unauthorized.
 
@@ -9,6 +11,7 @@ const createKeyInput = z.object({
   // the same rule as account names: a line break or escape sequence in a name breaks lists, logs and terminals
   name: displayName(100).describe("Human-readable name, 1 to 100 characters, no control characters"),
   description: z.string().trim().max(500).optional().describe("Optional purpose text, at most 500 characters"),
+  ...keyControlsInput,
 });
 
 const createdKey = z.object({
@@ -19,19 +22,20 @@ const createdKey = z.object({
   prefix: z.string().describe("first 12 characters of the key"),
   created_at: z.string().describe("ISO 8601"),
   status: z.literal("active"),
-});
-
-const listedKey = z.object({
-  id: z.string(),
-  name: z.string(),
-  prefix: z.string(),
-  created_at: z.string().describe("ISO 8601"),
-  last_used: z.string().nullable().describe("ISO 8601; null when the key was never used"),
-  usage_count: z.number().int(),
-  status: z.literal("active"),
+  ...keyControlsOutput,
 });
 
 const keyIdInput = z.object({ id: z.string().min(1).max(100).describe("the key's id (key_...)") });
+
+const updateKeyInput = keyIdInput.extend(keyControlsInput);
+
+const MAX_GRACE_SECONDS = 86_400;
+const rotateKeyInput = keyIdInput.extend({
+  grace_seconds: z.number().int().min(0).max(MAX_GRACE_SECONDS).optional()
+    .describe(`how long the old secret keeps working, 0 to ${MAX_GRACE_SECONDS} seconds; default 0 (refused at once)`),
+});
+
+const rotatedKey = keyDetails.extend({ key: z.string().describe("the new secret: shown only in this response") });
 
 /**
  * The REST adapter hands path parameters over still percent-encoded; `key%5Fabc` is the same URL as `key_abc`
@@ -53,21 +57,63 @@ export const keysRouter = createTRPCRouter({
   list: sessionProcedure
     .use(rateLimit("keysList", "user"))
     .meta({ openapi: { method: "GET", path: "/keys", tags: ["API keys"], summary: "List active API keys, newest first" } })
-    .output(z.object({ keys: z.array(listedKey), total: z.number().int() }))
+    .output(z.object({ keys: z.array(keyDetails), total: z.number().int() }))
     .query(async ({ ctx }) => {
       const keys = await ctx.app.apiKeys.listActive(ctx.principal.userId);
-      return {
-        keys: keys.map((k) => ({
-          id: k.id,
-          name: k.name,
-          prefix: k.prefix,
-          created_at: k.createdAt.toISOString(),
-          last_used: k.lastUsedAt?.toISOString() ?? null,
-          usage_count: k.usageCount,
-          status: "active" as const,
-        })),
-        total: keys.length,
-      };
+      return { keys: await keyBodies(ctx.app, ctx.principal.userId, keys), total: keys.length };
+    }),
+
+  get: sessionProcedure
+    .use(rateLimit("keysList", "user"))
+    .meta({ openapi: { method: "GET", path: "/keys/{id}", tags: ["API keys"], summary: "One active API key with its controls and spend" }, errors: ["key_not_found"] })
+    .input(keyIdInput)
+    .output(keyDetails)
+    .query(async ({ ctx, input }) => {
+      const key = await ctx.app.apiKeys.get(ctx.principal.userId, decodedKeyId(input.id));
+      return keyBody(ctx.app, ctx.principal.userId, key);
+    }),
+
+  update: sessionProcedure
+    .use(rateLimit("keysUpdate", "user"))
+    .meta({
+      openapi: { method: "PATCH", path: "/keys/{id}", tags: ["API keys"], summary: "Change an API key's controls (fields left out keep their value, null clears)" },
+      errors: ["key_not_found"],
+    })
+    .input(updateKeyInput)
+    .output(keyDetails)
+    .mutation(async ({ ctx, input }) => {
+      const { userId } = ctx.principal;
+      const id = decodedKeyId(input.id);
+      const current = await ctx.app.apiKeys.get(userId, id);
+      const controls = await resolveControls(ctx.app, userId, current.controls, input);
+      const updated = await ctx.app.apiKeys.updateControls(userId, id, controls);
+      return keyBody(ctx.app, userId, updated);
+    }),
+
+  rotate: sessionProcedure
+    .use(rateLimit("keysUpdate", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/keys/{id}/rotate", tags: ["API keys"], summary: "Give an API key a new secret (same id and controls)", successDescription: "Created" },
+      successStatus: 201,
+      errors: ["key_not_found", "conflict"],
+    })
+    .input(rotateKeyInput)
+    .output(rotatedKey)
+    .mutation(async ({ ctx, input }) => {
+      const { userId } = ctx.principal;
+      const rotated = await ctx.app.apiKeys.rotate(userId, decodedKeyId(input.id), input.grace_seconds ?? 0);
+      return { ...(await keyBody(ctx.app, userId, rotated)), key: rotated.key };
+    }),
+
+  current: sessionOrKeyProcedure
+    .use(rateLimit("keysList", "user"))
+    .meta({ openapi: { method: "GET", path: "/v1/key", tags: ["API keys"], summary: "The API key this request authenticates with (never its secret)" } })
+    .output(keyDetails)
+    .query(async ({ ctx }) => {
+      const { userId, keyId, key } = ctx.principal;
+      if (keyId === undefined || key === undefined) throw new AppError("unauthorized", "This endpoint takes an API key: send 'Authorization: Bearer <API_KEY>'.");
+      checkKeyAccess(key, ctx.app.clock.now(), ctx.req.ip);
+      return keyBody(ctx.app, userId, await ctx.app.apiKeys.get(userId, keyId));
     }),
 
   create: verifiedSessionProcedure
@@ -80,9 +126,10 @@ export const keysRouter = createTRPCRouter({
     .input(createKeyInput)
     .output(createdKey)
     .mutation(async ({ ctx, input }) => {
-      const { sessionId } = ctx.principal;
+      const { sessionId, userId } = ctx.principal;
+      const controls = await resolveControls(ctx.app, userId, NO_CONTROLS, input);
       const stillAuthorized = sessionId === undefined ? undefined : () => ctx.app.sessions.isActive(sessionId);
-      const created = await ctx.app.apiKeys.create(ctx.principal.userId, { name: input.name, description: input.description }, stillAuthorized);
+      const created = await ctx.app.apiKeys.create(userId, { name: input.name, description: input.description, controls }, stillAuthorized);
       return {
         id: created.id,
         name: created.name,
@@ -91,6 +138,7 @@ export const keysRouter = createTRPCRouter({
         prefix: created.prefix,
         created_at: created.createdAt.toISOString(),
         status: "active" as const,
+        ...controlsBody(created.controls),
       };
     }),
 

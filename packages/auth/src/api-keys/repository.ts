@@ -1,6 +1,7 @@
 import { Schema, trusted, type Connection, type Model } from "mongoose";
 import { newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
+import { NO_CONTROLS, type KeyControls } from "./controls";
 
 /** An API key as stored: never the plaintext key, only its SHA-256 and visible prefix. */
 export interface ApiKeyRecord {
@@ -14,10 +15,12 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
   lastUsedAt: Date | null;
   usageCount: number;
+  /** CONTRACT 10; keys created before the controls existed have none stored (no controls) */
+  controls: KeyControls;
 }
 
-/** The stored document: the record with its id as `_id`. */
-type ApiKeyDoc = Omit<ApiKeyRecord, "id"> & { _id: string };
+/** The stored document: the record with its id as `_id`, its controls as fields (absent on older keys). */
+type ApiKeyDoc = Omit<ApiKeyRecord, "id" | "controls"> & { _id: string } & Partial<KeyControls>;
 
 const apiKeySchema = new Schema<ApiKeyDoc>(
   {
@@ -31,6 +34,12 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
     revokedAt: { type: Date, default: null },
     lastUsedAt: { type: Date, default: null },
     usageCount: { type: Number, default: 0 },
+    limitMicros: { type: Number, default: null },
+    limitReset: { type: String, default: "never" },
+    allowedModels: { type: [String], default: null },
+    rateLimit: { type: { _id: false, requestsPerMinute: Number, concurrentRequests: Number }, default: null },
+    expiresAt: { type: Date, default: null },
+    allowedIps: { type: [String], default: null },
   },
   { collection: "api_keys", versionKey: false },
 );
@@ -58,6 +67,24 @@ interface ApiKeyUsageDoc {
   lastUsedAt: Date;
 }
 
+/**
+ * A secret replaced by a rotation that keeps working until `until` (CONTRACT 10's `grace_seconds`), by its hash.
+ */
+interface PreviousSecretDoc {
+  _id: string;
+  keyId: string;
+  until: Date;
+}
+
+const controlsOf = (doc: Partial<KeyControls>): KeyControls => ({
+  limitMicros: doc.limitMicros ?? NO_CONTROLS.limitMicros,
+  limitReset: doc.limitReset ?? NO_CONTROLS.limitReset,
+  allowedModels: doc.allowedModels ?? NO_CONTROLS.allowedModels,
+  rateLimit: doc.rateLimit ? { requestsPerMinute: doc.rateLimit.requestsPerMinute, concurrentRequests: doc.rateLimit.concurrentRequests } : null,
+  expiresAt: doc.expiresAt ?? NO_CONTROLS.expiresAt,
+  allowedIps: doc.allowedIps ?? NO_CONTROLS.allowedIps,
+});
+
 const toRecord = (doc: ApiKeyDoc): ApiKeyRecord => ({
   id: doc._id,
   userId: doc.userId,
@@ -69,6 +96,7 @@ const toRecord = (doc: ApiKeyDoc): ApiKeyRecord => ({
   revokedAt: doc.revokedAt ?? null,
   lastUsedAt: doc.lastUsedAt ?? null,
   usageCount: doc.usageCount ?? 0,
+  controls: controlsOf(doc),
 });
 
 export interface UsageDelta {
@@ -82,6 +110,7 @@ export class ApiKeyRepository {
   private readonly model: Model<ApiKeyDoc>;
   private readonly revocations: Model<ApiKeyRevocationDoc>;
   private readonly usage: Model<ApiKeyUsageDoc>;
+  private readonly previous: Model<PreviousSecretDoc>;
   private readonly writer = newId("w", 16);
 
   constructor(connection: Connection) {
@@ -94,6 +123,10 @@ export class ApiKeyRepository {
       { _id: String, keyId: { type: String, index: true }, count: Number, lastUsedAt: Date },
       { collection: "api_key_usage", versionKey: false },
     ));
+    this.previous = modelOn(connection, "ApiKeyPreviousSecret", () => new Schema<PreviousSecretDoc>(
+      { _id: String, keyId: { type: String, index: true }, until: Date },
+      { collection: "api_key_previous_secrets", versionKey: false },
+    ));
   }
 
   /** Builds the indexes (the unique hash index above all) before the first insert. */
@@ -104,7 +137,7 @@ export class ApiKeyRepository {
 
   async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount">): Promise<ApiKeyRecord> {
     const doc: ApiKeyDoc = { _id: record.id, userId: record.userId, name: record.name, description: record.description,
-      prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0 };
+      prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0, ...record.controls };
     await this.model.create(doc);
     return toRecord(doc);
   }
@@ -114,9 +147,58 @@ export class ApiKeyRepository {
     return doc ? toRecord(doc) : null;
   }
 
+  /** An active key of this user (with its usage statistics); null when unknown, foreign or revoked. */
+  async findActive(userId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    return doc ? (await this.withUsage([doc]))[0] ?? null : null;
+  }
+
+  /** The active key a previous secret (by hash) still opens, and until when; null once it is not valid. */
+  async findByPreviousHash(hash: string): Promise<{ record: ApiKeyRecord; until: Date } | null> {
+    const previous = await this.previous.findById(hash).lean<PreviousSecretDoc>().exec();
+    if (!previous) return null;
+    const doc = await this.model.findOne({ _id: previous.keyId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    return doc ? { record: toRecord(doc), until: previous.until } : null;
+  }
+
+  /** Hashes of the key's previous secrets (to evict them with the key). */
+  async previousHashes(keyId: string): Promise<string[]> {
+    return (await this.previous.find({ keyId }).lean<PreviousSecretDoc[]>().exec()).map((d) => d._id);
+  }
+
+  /** Replaces the controls of an active key of this user; the updated record, or null when unknown or foreign. */
+  async updateControls(userId: string, keyId: string, controls: KeyControls): Promise<ApiKeyRecord | null> {
+    const result = await this.model.updateOne({ _id: keyId, userId, revokedAt: null }, { $set: { ...controls } }).exec();
+    if (result.matchedCount === 0) return null;
+    return this.findActive(userId, keyId);
+  }
+
+  /**
+   * Gives an active key of this user a new secret; the old one stays valid until `graceUntil` (now: refused at once).
+   * Returns the record as it was before (its old hash); null when unknown or foreign; "conflict" when another rotation
+   * of the same secret won (the row of the previous secret, unique by its hash, decides: FerretDB has no atomic
+   * conditional update).
+   */
+  async rotate(userId: string, keyId: string, next: { hash: string; prefix: string }, graceUntil: Date): Promise<ApiKeyRecord | null | "conflict"> {
+    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    if (!doc) return null;
+    try {
+      await this.previous.create({ _id: doc.hash, keyId, until: graceUntil });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) return "conflict";
+      throw err;
+    }
+    await this.model.updateOne({ _id: keyId, revokedAt: null }, { $set: { hash: next.hash, prefix: next.prefix } }).exec();
+    return toRecord(doc);
+  }
+
   /** Active keys of a user, newest first. */
   async listActive(userId: string): Promise<ApiKeyRecord[]> {
     const docs = await this.model.find({ userId, revokedAt: null }).sort({ createdAt: -1, _id: -1 }).lean<ApiKeyDoc[]>().exec();
+    return this.withUsage(docs);
+  }
+
+  private async withUsage(docs: ApiKeyDoc[]): Promise<ApiKeyRecord[]> {
     if (docs.length === 0) return [];
     const uses = await this.usage.find({ keyId: trusted({ $in: docs.map((d) => d._id) }) }).lean<ApiKeyUsageDoc[]>().exec();
     const records = new Map(docs.map((doc) => [doc._id, toRecord(doc)]));

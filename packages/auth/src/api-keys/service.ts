@@ -1,6 +1,7 @@
 import { AppError, newId, type Clock } from "@gw/shared";
 import type { Connection } from "mongoose";
 import type { Logger } from "pino";
+import { compileAccess, NO_CONTROLS, type KeyAccess, type KeyControls } from "./controls";
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from "./key-format";
 import { ApiKeyRepository, type ApiKeyRecord } from "./repository";
 import type { RevocationBus } from "./revocation-bus";
@@ -13,6 +14,8 @@ export interface KeyPrincipal {
   keyId: string;
   /** keys can only be created after e-mail verification (CONTRACT 2), so a key's owner is verified */
   emailVerified: true;
+  /** the key's controls (CONTRACT 10), from the verifier's cache */
+  key: KeyAccess;
 }
 
 /** Returned once, at creation: the only time the full key is visible. */
@@ -23,16 +26,22 @@ export interface CreatedApiKey {
   key: string;
   prefix: string;
   createdAt: Date;
+  controls: KeyControls;
 }
 
 export interface ApiKeySummary {
   id: string;
   name: string;
+  description: string;
   prefix: string;
   createdAt: Date;
   lastUsedAt: Date | null;
   usageCount: number;
+  controls: KeyControls;
 }
+
+/** A rotation's answer: the key with its new secret (shown once), same id and controls. */
+export type RotatedApiKey = CreatedApiKey & Pick<ApiKeySummary, "lastUsedAt" | "usageCount">;
 
 /** Key management used by the key routes and by account deletion. */
 export interface ApiKeyManager {
@@ -40,8 +49,14 @@ export interface ApiKeyManager {
    * `stillAuthorized` is asked once the key is stored: when it answers false (the creating session was revoked
    * meanwhile, e.g. by account deletion) the key is revoked again and the call fails with 401 unauthorized.
    */
-  create(userId: string, input: { name: string; description?: string }, stillAuthorized?: () => Promise<boolean>): Promise<CreatedApiKey>;
+  create(userId: string, input: { name: string; description?: string; controls?: KeyControls }, stillAuthorized?: () => Promise<boolean>): Promise<CreatedApiKey>;
   listActive(userId: string): Promise<ApiKeySummary[]>;
+  /** throws key_not_found for an unknown, foreign or revoked key */
+  get(userId: string, keyId: string): Promise<ApiKeySummary>;
+  /** replaces the key's controls and evicts it from every instance's cache; throws key_not_found */
+  updateControls(userId: string, keyId: string, controls: KeyControls): Promise<ApiKeySummary>;
+  /** a new secret for the key; the old one works for `graceSeconds` more; throws key_not_found (409 conflict on a race) */
+  rotate(userId: string, keyId: string, graceSeconds: number): Promise<RotatedApiKey>;
   /** throws key_not_found for an unknown, foreign or already revoked key */
   revoke(userId: string, keyId: string): Promise<void>;
   /** account deletion: revokes every key of the user everywhere; returns how many were active */
@@ -97,7 +112,10 @@ export class ApiKeyService implements ApiKeyManager {
       // Served from cache now; the reload keeps it warm. A failed reload just lets the entry expire.
       this.load(hash).catch((err: unknown) => this.options.logger.warn({ err: String(err) }, "api key cache refresh failed"));
     }
-    return cached ? { userId: cached.userId, keyId: cached.keyId, emailVerified: true } : null;
+    if (!cached) return null;
+    // a rotated-out secret: refused once its grace period is over
+    if (cached.graceUntil !== undefined && this.options.clock.now() >= cached.graceUntil) return null;
+    return { userId: cached.userId, keyId: cached.keyId, emailVerified: true, key: cached.access };
   }
 
   /** One database lookup per hash at a time: a burst of requests with a cold key shares it. */
@@ -105,9 +123,8 @@ export class ApiKeyService implements ApiKeyManager {
     let pending = this.loading.get(hash);
     if (!pending) {
       const snapshot = this.cache.snapshot();
-      pending = this.repo.findActiveByHash(hash)
-        .then((record) => {
-          const value = record ? { keyId: record.id, userId: record.userId } : null;
+      pending = this.lookup(hash)
+        .then((value) => {
           this.cache.set(hash, value, snapshot);
           return value;
         })
@@ -117,6 +134,16 @@ export class ApiKeyService implements ApiKeyManager {
       this.loading.set(hash, pending);
     }
     return pending;
+  }
+
+  /** The key a hash opens: its current secret, else a previous one still in its grace period. */
+  private async lookup(hash: string): Promise<CachedKey | null> {
+    const record = await this.repo.findActiveByHash(hash);
+    if (record) return { keyId: record.id, userId: record.userId, access: compileAccess(record.id, record.controls) };
+    const previous = await this.repo.findByPreviousHash(hash);
+    if (!previous || previous.until.getTime() <= this.options.clock.now()) return null;
+    const { record: key, until } = previous;
+    return { keyId: key.id, userId: key.userId, access: compileAccess(key.id, key.controls), graceUntil: until.getTime() };
   }
 
   /** Drops the cached answer and any lookup already under way, so no later caller gets a pre-revocation answer. */
@@ -134,7 +161,7 @@ export class ApiKeyService implements ApiKeyManager {
     return this.usage.flush();
   }
 
-  async create(userId: string, input: { name: string; description?: string }, stillAuthorized?: () => Promise<boolean>): Promise<CreatedApiKey> {
+  async create(userId: string, input: { name: string; description?: string; controls?: KeyControls }, stillAuthorized?: () => Promise<boolean>): Promise<CreatedApiKey> {
     const generated = generateApiKey(this.options.keyEnv);
     const record = await this.repo.insert({
       id: newId("key"),
@@ -144,6 +171,7 @@ export class ApiKeyService implements ApiKeyManager {
       prefix: generated.prefix,
       hash: generated.hash,
       createdAt: new Date(this.options.clock.now()),
+      controls: input.controls ?? NO_CONTROLS,
     });
     this.forget(generated.hash);
     // Account deletion revokes the sessions, then the keys: a creation that passed its session check before and
@@ -153,18 +181,44 @@ export class ApiKeyService implements ApiKeyManager {
       if (revoked) await this.evictEverywhere([revoked]);
       throw new AppError("unauthorized", "Authentication required. Please log in.");
     }
-    return { id: record.id, name: record.name, description: record.description, key: generated.key, prefix: record.prefix, createdAt: record.createdAt };
+    return { id: record.id, name: record.name, description: record.description, key: generated.key, prefix: record.prefix, createdAt: record.createdAt, controls: record.controls };
   }
 
   async listActive(userId: string): Promise<ApiKeySummary[]> {
     const records = await this.repo.listActive(userId);
-    return records.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt, usageCount: r.usageCount }));
+    return records.map(summaryOf);
+  }
+
+  async get(userId: string, keyId: string): Promise<ApiKeySummary> {
+    const record = await this.repo.findActive(userId, keyId);
+    if (!record) throw keyNotFound(keyId);
+    return summaryOf(record);
+  }
+
+  async updateControls(userId: string, keyId: string, controls: KeyControls): Promise<ApiKeySummary> {
+    const record = await this.repo.updateControls(userId, keyId, controls);
+    if (!record) throw keyNotFound(keyId);
+    // every secret of the key, the previous ones in their grace period included, is looked up again everywhere
+    await this.evictEverywhere([record], await this.repo.previousHashes(keyId));
+    return summaryOf(record);
+  }
+
+  async rotate(userId: string, keyId: string, graceSeconds: number): Promise<RotatedApiKey> {
+    const generated = generateApiKey(this.options.keyEnv);
+    const graceUntil = new Date(this.options.clock.now() + graceSeconds * 1000);
+    const before = await this.repo.rotate(userId, keyId, { hash: generated.hash, prefix: generated.prefix }, graceUntil);
+    if (before === "conflict") throw new AppError("conflict", `API key '${keyId}' is being rotated by another request.`);
+    if (!before) throw keyNotFound(keyId);
+    // the old secret's cached answer goes everywhere: looked up again, it is served only within its grace period
+    await this.evictEverywhere([before], [generated.hash]);
+    const key = summaryOf(before);
+    return { ...key, key: generated.key, prefix: generated.prefix };
   }
 
   async revoke(userId: string, keyId: string): Promise<void> {
     const revoked = await this.repo.revoke(userId, keyId, new Date(this.options.clock.now()));
-    if (!revoked) throw new AppError("key_not_found", `No active API key with id '${keyId}'.`);
-    await this.evictEverywhere([revoked]);
+    if (!revoked) throw keyNotFound(keyId);
+    await this.evictEverywhere([revoked], await this.repo.previousHashes(keyId));
   }
 
   async revokeAllKeysForUser(userId: string): Promise<number> {
@@ -178,9 +232,16 @@ export class ApiKeyService implements ApiKeyManager {
     await this.options.bus.close();
   }
 
-  private async evictEverywhere(records: ApiKeyRecord[]): Promise<void> {
-    const hashes = records.map((r) => r.hash);
+  private async evictEverywhere(records: ApiKeyRecord[], moreHashes: string[] = []): Promise<void> {
+    const hashes = [...records.map((r) => r.hash), ...moreHashes];
     for (const hash of hashes) this.forget(hash);
     await this.options.bus.publish(hashes);
   }
 }
+
+const keyNotFound = (keyId: string) => new AppError("key_not_found", `No active API key with id '${keyId}'.`);
+
+const summaryOf = (r: ApiKeyRecord): ApiKeySummary => ({
+  id: r.id, name: r.name, description: r.description, prefix: r.prefix, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt,
+  usageCount: r.usageCount, controls: r.controls,
+});

@@ -1,7 +1,13 @@
+import type { KeyAccess } from "./controls";
+
 /** What a key hash resolves to: the owning key, or null for an unknown/revoked key. */
 export interface CachedKey {
   keyId: string;
   userId: string;
+  /** the key's controls, so that expiry, IP and model checks cost no database round trip */
+  access: KeyAccess;
+  /** a secret replaced by a rotation: valid until then (domain clock, ms) */
+  graceUntil?: number;
 }
 
 /** Taken before a database lookup starts: the answer's age counts from then, not from when it arrived. */

@@ -14,6 +14,8 @@ export interface Movement {
    * could not take is recorded as `shortfall` in the entry's meta.
    */
   upToBalance?: boolean;
+  /** the lowest balance `requireCover` and `upToBalance` allow (default 0); a key's spend chain goes down to -limit */
+  floor?: number;
   holdId?: string;
   cost?: number;
   reservationId?: string;
@@ -162,13 +164,14 @@ export class ChainWriter {
         pending.resolve({ status: "duplicate", balance });
         continue;
       }
-      if (m.requireCover && balance + m.amount < 0) {
+      const floor = m.floor ?? 0;
+      if (m.requireCover && balance + m.amount < floor) {
         refused.push({ pending, balance });
         continue;
       }
       seen.add(m.idempotencyKey);
       // decided on the head this batch is inserted after: a stale head loses the position and is planned again
-      const amount = m.upToBalance ? Math.max(m.amount, -Math.max(balance, 0)) : m.amount;
+      const amount = m.upToBalance ? Math.max(m.amount, -Math.max(balance - floor, 0)) : m.amount;
       const meta = amount === m.amount ? m.meta : { ...m.meta, shortfall: amount - m.amount };
       seq += 1;
       balance += amount;

@@ -53,8 +53,9 @@ export class LedgerRepository {
   readonly collection: Collection<LedgerDoc>;
   readonly instances: Collection<InstanceDoc>;
 
-  constructor(private readonly db: Database) {
-    this.collection = db.connection.collection<LedgerDoc>(LEDGER_COLLECTION);
+  /** `collection`: another chain of the same kind (a key's spend, packages/billing/src/key-spend) */
+  constructor(private readonly db: Database, collection = LEDGER_COLLECTION) {
+    this.collection = db.connection.collection<LedgerDoc>(collection);
     this.instances = db.connection.collection<InstanceDoc>("ledger_instances");
   }
 
