@@ -419,7 +419,8 @@ describe("dashboard robustness in a real browser", () => {
     const notice = page.getByRole("status").filter({ hasText: "Key “first” was revoked." });
     await notice.and(page.locator(":focus")).waitFor();
     await page.keyboard.press("Tab");
-    await page.getByRole("button", { name: "Revoke key second" }).and(page.locator(":focus")).waitFor();
+    // the next key's first action (Edit, then Rotate and Revoke)
+    await page.getByRole("button", { name: "Edit controls of second" }).and(page.locator(":focus")).waitFor();
   });
 
   it("stacks the key form at phone width without a blank gap above Create key", async () => {
