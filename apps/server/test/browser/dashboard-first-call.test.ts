@@ -214,6 +214,11 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
     await page.getByRole("region", { name: "Quick start" }).waitFor();
     expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
     await screenshot(page, "overview-phone");
+    await page.goto(url("/dashboard/keys"));
+    await page.getByRole("button", { name: "Edit controls of first" }).click();
+    await page.getByRole("form", { name: "Controls of first" }).waitFor();
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
+    await screenshot(page, "keys-phone");
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 });
