@@ -52,7 +52,7 @@ export async function createServices(base: ServiceBase): Promise<AppContext> {
   const redis = createRedis(base);
   const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds });
   base.onShutdown(() => ledger.close());
-  const keySpend = await KeySpend.create(base.db, base.clock, ledger);
+  const keySpend = await KeySpend.create(base.db, base.clock, ledger, base.logger);
   const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
   const apiKeys = await ApiKeyService.create({
     connection: base.db.connection, clock: base.clock, logger: base.logger, keyEnv: base.config.keyEnv,

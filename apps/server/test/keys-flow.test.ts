@@ -35,7 +35,9 @@ describe("API keys with real sessions", () => {
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({
       keys: [{ id: created.body.id, name: "flow", prefix: key.slice(0, 12), created_at: created.body.created_at,
-        last_used: expect.any(String), usage_count: 1, status: "active" }],
+        last_used: expect.any(String), usage_count: 1, status: "active", description: "e2e",
+        limit: null, limit_reset: "never", allowed_models: null, rate_limit: null, expires_at: null, allowed_ips: null,
+        usage: { spent_period: 0, spent_total: 0, requests_total: 0 }, limit_remaining: null }],
       total: 1,
     });
 

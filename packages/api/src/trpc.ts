@@ -4,6 +4,7 @@ import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { LimitName } from "@gw/config";
 import { AppError, bearerToken, nestedErrorBody, textFieldError, type ErrorCode } from "@gw/shared";
 import type { Request, Response } from "express";
+import { checkKeyAccess } from "@gw/auth/api-keys/index";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { AppContext, Principal, RateLimitState } from "./app-context";
 import { toApiError } from "./errors";
@@ -137,6 +138,8 @@ export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) =
   if (token !== undefined) {
     principal = token ? await ctx.app.apiKeys.verify(token) : null;
     if (!principal) throw new AppError("invalid_api_key", "Invalid API key.");
+    // CONTRACT 10: an expired key, or one used from an address it does not allow, is refused here too
+    if (principal.key) checkKeyAccess(principal.key, ctx.app.clock.now(), ctx.req.ip);
     if (principal.keyId) ctx.app.apiKeys.recordUse(principal.keyId);
   } else {
     principal = await ctx.app.sessions.fromRequest(ctx.req);

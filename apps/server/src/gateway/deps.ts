@@ -2,11 +2,14 @@ import type { ModelDefinition, ModelType } from "@gw/config";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
+import type { RequestLimits } from "./limits/request-limits";
 
 /** What the gateway's handlers share: the app's services plus the upstream gateway. */
 export interface GatewayDeps {
   ctx: AppContext;
   providers: ProviderGateway;
+  /** the plans' and keys' request limits (a key's are checked once the model is known: limits/key-gate.ts) */
+  limits: RequestLimits;
 }
 
 /** The model, or 400 unsupported_model naming the value; 503 provider_not_configured when its upstream is unset. */

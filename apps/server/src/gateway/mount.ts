@@ -65,10 +65,9 @@ export async function mountGateway(
 ): Promise<void> {
   ctx.onShutdown(() => providers.close());
   const usageRepo = new UsageRepository(ctx.db);
-  const deps: GatewayDeps = { ctx, providers };
-
   // A slot outlives the longest upstream call, so slots of a crashed instance free themselves.
   const limits = new RequestLimits({ redis: ctx.redis, logger: ctx.logger, slotTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000, now: () => ctx.clock.now() });
+  const deps: GatewayDeps = { ctx, providers, limits };
   const idempotencyStore = new IdempotencyStore(ctx.db, {
     ttlMs: ctx.config.gateway.idempotencyTtlSeconds * 1000,
     pendingTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkKeyAccess, NO_CONTROLS } from "@gw/auth/api-keys/index";
+import { NO_CONTROLS } from "@gw/auth/api-keys/index";
 import { AppError, invalidParameter } from "@gw/shared";
 import { displayName } from "../display-name";
 import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, sessionProcedure, verifiedSessionProcedure } from "../trpc";
@@ -112,7 +112,6 @@ export const keysRouter = createTRPCRouter({
     .query(async ({ ctx }) => {
       const { userId, keyId, key } = ctx.principal;
       if (keyId === undefined || key === undefined) throw new AppError("unauthorized", "This endpoint takes an API key: send 'Authorization: Bearer <API_KEY>'.");
-      checkKeyAccess(key, ctx.app.clock.now(), ctx.req.ip);
       return keyBody(ctx.app, userId, await ctx.app.apiKeys.get(userId, keyId));
     }),
 

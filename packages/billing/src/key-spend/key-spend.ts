@@ -1,6 +1,7 @@
 import type { Database } from "@gw/db";
+import type { Logger } from "pino";
 import { periodStart, type Clock, type LimitReset } from "@gw/shared";
-import { ChainWriter } from "../ledger/chain-writer";
+import { ChainWriter, type Movement } from "../ledger/chain-writer";
 import { LEDGER_COLLECTION, LedgerRepository } from "../ledger/repository";
 import type { Ledger } from "../ledger/types";
 
@@ -49,14 +50,14 @@ export class KeySpend {
   /** chains whose opening (the period's spend before the limit applied) is known to be written */
   private readonly opened = new Set<string>();
 
-  private constructor(db: Database, private readonly clock: Clock, private readonly ledger: Ledger) {
+  private constructor(db: Database, private readonly clock: Clock, private readonly ledger: Ledger, private readonly logger: Logger) {
     this.repo = new LedgerRepository(db, KEY_SPEND_COLLECTION);
     this.writer = new ChainWriter(this.repo, clock);
     this.settles = db.connection.collection(LEDGER_COLLECTION);
   }
 
-  static async create(db: Database, clock: Clock, ledger: Ledger): Promise<KeySpend> {
-    const spend = new KeySpend(db, clock, ledger);
+  static async create(db: Database, clock: Clock, ledger: Ledger, logger: Logger): Promise<KeySpend> {
+    const spend = new KeySpend(db, clock, ledger, logger);
     await spend.repo.ensureIndexes();
     return spend;
   }
@@ -81,16 +82,28 @@ export class KeySpend {
     return { ok: true, chain };
   }
 
-  /** Closes a hold charging `charged` (what the balance was charged), never past the limit. */
+  /**
+   * Closes a hold charging `charged` (what the balance was charged), never past the limit. Never throws: the request
+   * is already charged; a close that cannot be written leaves the hold counted (the key spends less, never more).
+   */
   async settle(chain: string, holdId: string, held: number, charged: number, limitMicros: number): Promise<void> {
-    await this.writer.append(chain, {
-      kind: "settle", amount: held - charged, idempotencyKey: `${chain}:${holdId}:settle`, requireCover: false,
-      upToBalance: true, floor: -limitMicros, holdId, cost: charged,
+    await this.close(chain, holdId, {
+      kind: "settle", amount: held - charged, upToBalance: true, floor: -limitMicros, cost: charged,
     });
   }
 
+  /** Gives the whole hold back (the request failed); never throws, as `settle`. */
   async release(chain: string, holdId: string, held: number): Promise<void> {
-    await this.writer.append(chain, { kind: "release", amount: held, idempotencyKey: `${chain}:${holdId}:settle`, requireCover: false, holdId });
+    await this.close(chain, holdId, { kind: "release", amount: held });
+  }
+
+  /** One close per hold: a settle and a release share the idempotency key. */
+  private async close(chain: string, holdId: string, movement: Pick<Movement, "kind" | "amount" | "upToBalance" | "floor" | "cost">): Promise<void> {
+    try {
+      await this.writer.append(chain, { ...movement, idempotencyKey: `${chain}:${holdId}:close`, requireCover: false, holdId });
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message, chain, holdId }, "key spend: could not close a hold; it stays counted");
+    }
   }
 
   /** What the key may still spend this period, holds in flight counted as spent. */

@@ -17,7 +17,7 @@ export async function billed<T>(
   costOf: (result: T) => number,
   usageOf: (result: T) => UsageFields,
 ): Promise<{ result: T; cost: number }> {
-  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, worstCase, { requestId: meta.requestId, model, endpoint: meta.endpoint });
+  const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, worstCase, { requestId: meta.requestId, model, endpoint: meta.endpoint }, meta.keyBudget);
   let result: T;
   let cost: number;
   let usage: UsageFields;

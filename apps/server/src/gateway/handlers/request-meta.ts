@@ -2,12 +2,15 @@ import type { Request, Response } from "express";
 import type { StoredUsage } from "../usage/usage-repository";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
+import type { KeyBudget } from "../money/hold";
 import { Cancellation, type CancelSignal } from "@gw/shared";
 
 /** Per-request facts used for holds, usage records and responses. */
 export interface RequestMeta {
   userId: string;
   keyId?: string;
+  /** the key's spend limit, when it has one: every hold of the request passes it to CreditHold.open */
+  keyBudget?: KeyBudget;
   requestId: string;
   endpoint: string;
   /** performance.now() at the start: processing time is measured on the monotonic clock, not the domain clock */
@@ -27,9 +30,13 @@ export function requestMeta(deps: GatewayDeps, req: Request, res: Response): Req
       if (!res.writableFinished) cancellation.abort();
     });
   }
+  const limitMicros = principal.key?.controls.limitMicros;
   return {
     userId: principal.userId,
     keyId: principal.keyId,
+    keyBudget: principal.key && limitMicros != null
+      ? { spend: deps.ctx.keySpend, limit: { userId: principal.userId, keyId: principal.key.keyId, limitMicros, reset: principal.key.controls.limitReset } }
+      : undefined,
     requestId: String(res.locals.requestId),
     // the route's own path (set when the route is mounted), not the spelling this request used
     endpoint: typeof res.locals.endpoint === "string" ? res.locals.endpoint : req.path,

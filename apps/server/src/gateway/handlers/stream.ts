@@ -187,7 +187,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
   const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
   const hold = await CreditHold.open(deps.ctx.ledger, meta.userId, textCost(model, stream.worstCase), {
     requestId: meta.requestId, model: model.id, endpoint: meta.endpoint, stream: true,
-  });
+  }, meta.keyBudget);
   const sse = new SseWriter(res, format, model.id);
   let started = false;
   let emitted = "";

@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from "express";
+import { checkKeyAccess } from "@gw/auth/api-keys/index";
 import { AppError, bearerToken, isAppError } from "@gw/shared";
 import type { AppContext, Principal } from "../../context";
 
@@ -58,6 +59,8 @@ async function principalFrom(ctx: AppContext, req: Request, missing: () => AppEr
   if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
   const verified = await ctx.apiKeys.verify(raw);
   if (!verified) throw invalidKey("Invalid API key: the key is unknown or revoked.");
+  // CONTRACT 10's first refusals (expired, then the client address), from the cached key: no database round trip
+  if (verified.key) checkKeyAccess(verified.key, ctx.clock.now(), req.ip);
   if (verified.keyId) ctx.apiKeys.recordUse(verified.keyId);
   return verified;
 }

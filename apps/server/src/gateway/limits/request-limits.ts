@@ -1,4 +1,5 @@
 import type { PlanDefinition } from "@gw/config";
+import type { KeyRateLimit } from "@gw/auth/api-keys/index";
 import { AppError } from "@gw/shared";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -33,7 +34,7 @@ export class RequestLimits {
       : new RateLimiterMemory(base);
   }
 
-  private headers(plan: PlanDefinition, res: RateLimiterRes): Record<string, string> {
+  private headers(plan: Pick<PlanDefinition, "requestsPerMinute">, res: RateLimiterRes): Record<string, string> {
     return {
       "X-RateLimit-Limit": String(plan.requestsPerMinute),
       "X-RateLimit-Remaining": String(Math.max(0, plan.requestsPerMinute - res.consumedPoints)),
@@ -72,6 +73,21 @@ export class RequestLimits {
     if (!slot) {
       throw this.refusal(`Rate limit exceeded: at most ${plan.concurrentRequests} concurrent requests on the ${plan.name} plan.`, 1000, headers);
     }
+    return { headers, slot };
+  }
+
+  /**
+   * CONTRACT 10: an API key's own rate limit, counted like an account's (in the same counters, keyed by the key).
+   * Throws 429 with the key's X-RateLimit-* when either of its limits is reached.
+   */
+  async admitKey(keyId: string, rate: KeyRateLimit): Promise<LimitDecision> {
+    const counted = await this.rpm.consume(`key:${keyId}`, 1);
+    const headers = this.headers(rate, counted);
+    if (counted.consumedPoints > rate.requestsPerMinute) {
+      throw this.refusal(`Rate limit exceeded: this API key allows ${rate.requestsPerMinute} requests per minute.`, counted.msBeforeNext, headers);
+    }
+    const slot = await this.concurrency.acquire(`key:${keyId}`, rate.concurrentRequests);
+    if (!slot) throw this.refusal(`Rate limit exceeded: this API key allows at most ${rate.concurrentRequests} concurrent requests.`, 1000, headers);
     return { headers, slot };
   }
 }

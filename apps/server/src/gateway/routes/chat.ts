@@ -2,6 +2,7 @@ import type { Request, Response } from "express";
 import { randomBase62 } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { resolveModel, requireConfigured } from "../deps";
+import { admitKeyForModel } from "../limits/key-gate";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { setCostHeader } from "../handlers/billed";
 import { requestMeta } from "../handlers/request-meta";
@@ -25,6 +26,7 @@ export function chatCompletions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(chatBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
@@ -57,6 +59,7 @@ export function completions(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(completionBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
@@ -102,6 +105,7 @@ export function embeddings(deps: GatewayDeps) {
   return async (req: Request, res: Response) => {
     const raw = requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["embedding"]);
+    await admitKeyForModel(deps, res, model.id);
     const body = parseOrThrow(embeddingBody, raw);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);

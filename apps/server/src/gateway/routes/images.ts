@@ -5,6 +5,7 @@ import { imageFormat, sizeForAspectRatio, type GeneratedImage } from "@gw/provid
 import { AppError, invalidParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured } from "../deps";
+import { admitKeyForModel } from "../limits/key-gate";
 import { setCostHeader } from "../handlers/billed";
 import { runImages } from "../handlers/media";
 import { requestMeta } from "../handlers/request-meta";
@@ -29,6 +30,7 @@ export function imageAGenerate(deps: GatewayDeps) {
     const body = parseOrThrow(imageABody, requireObject(req.body));
     const model = deps.ctx.config.models.find((m) => m.id === IMAGE_A_MODEL_ID && m.type === "image");
     if (!model) throw new AppError("unsupported_model", `Unsupported model: '${IMAGE_A_MODEL_ID}' is not configured.`);
+    await admitKeyForModel(deps, res, model.id);
     const versions = modelVersions(model);
     const upstreamModel = versions.get(body.model);
     if (upstreamModel === undefined) {
@@ -56,6 +58,7 @@ export function imageBGenerate(deps: GatewayDeps) {
     const body = parseOrThrow(imageBBody, requireObject(req.body));
     const model = deps.ctx.config.models.find((m) => m.id === body.model && m.type === "image" && m.provider === "imageB");
     if (!model) throw new AppError("unsupported_model", `Unsupported model: '${body.model.slice(0, 100)}' is not an imageB model.`);
+    await admitKeyForModel(deps, res, model.id);
     requireConfigured(deps, model);
     const meta = requestMeta(deps, req, res);
     const size = sizeForAspectRatio(body.aspect_ratio);

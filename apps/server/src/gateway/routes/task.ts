@@ -11,6 +11,7 @@ import { runChat } from "../handlers/text";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { decodeMultipartFields, imageTaskBody, stsTaskFields, textTaskBody, ttsTaskBody } from "../schemas/task";
 import { modelField } from "./chat";
+import { admitKeyForModel } from "../limits/key-gate";
 import { audioBody, textCompletionBody, unixSeconds } from "./shapes";
 
 type SpeechTask = "tts" | "sts" | "stt";
@@ -133,6 +134,7 @@ export function task(deps: GatewayDeps) {
     const multipart = Boolean(req.is("multipart/form-data"));
     const raw = multipart ? decodeMultipartFields(requireObject(req.body ?? {})) : requireObject(req.body);
     const model = resolveModel(deps, modelField(raw), ["text", "image", "speech"]);
+    await admitKeyForModel(deps, res, model.id);
     if (model.type === "image" && model.protocol !== "flux") {
       // SPEC 2.6 wants both the image's URL and its data, which only Flux's answer (a fetchable sample URL) gives.
       throw new AppError("unsupported_model", `Unsupported model: '${model.id}' is not a task image model; the task endpoint serves Flux models such as imageB-1-dev.`);
