@@ -177,6 +177,9 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
       body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
     });
     expect((await call("textA-4")).status).toBe(200);
+    const refused = await call("textB-3-haiku");
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("model_not_allowed");
 
     await form.getByRole("button", { name: "Close" }).click();
     await expect(page.getByRole("form", { name: "Controls of first" }).count()).resolves.toBe(0);
