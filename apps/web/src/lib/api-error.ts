@@ -43,7 +43,7 @@ const FRIENDLY: Record<string, string> = {
 /** Codes whose own server message is more useful than a generic one (they name the parameter or rule). */
 const PREFER_SERVER_MESSAGE = new Set([
   "weak_password", "invalid_parameter", "missing_required_parameter", "unsupported_model",
-  "content_policy_violation", "payload_too_large", "invalid_json",
+  "content_policy_violation", "payload_too_large", "invalid_json", "model_not_allowed", "conflict",
 ]);
 
 /** tRPC errors carry the spec's nested error in `data.error` (packages/api errorFormatter). */

@@ -9,7 +9,7 @@ import { describeOutput } from "./describe-output";
 const PRESETS = [7, 30, 90] as const;
 
 /** Names keys by id; a revoked key is no longer listed, a call without key came from the dashboard. */
-function useKeyNames(): (keyId: string | null | undefined) => string {
+export function useKeyNames(): (keyId: string | null | undefined) => string {
   const keys = useKeys();
   return useMemo(() => {
     const names = new Map((keys.data?.keys ?? []).map((k) => [k.id, `${k.name} (${k.prefix}…)`]));
@@ -76,7 +76,7 @@ function FiltersCard({ filters, onChange, models }: { filters: UsageFilters; onC
   );
 }
 
-function Breakdown({ usage, keyName }: { usage: UsageResponse; keyName: (id: string | null | undefined) => string }) {
+export function Breakdown({ usage, keyName }: { usage: UsageResponse; keyName: (id: string | null | undefined) => string }) {
   const byModel = [...usage.totals.by_model].sort((a, b) => b.cost - a.cost || b.requests - a.requests);
   const byKey = usage.totals.by_key ? [...usage.totals.by_key].sort((a, b) => b.cost - a.cost || b.requests - a.requests) : null;
   return (
