@@ -124,7 +124,7 @@ describe("OpenAPI document and reference page", () => {
     const { key } = await fundedUser(server, 0);
     const usage = doc.paths["/usage"].get;
     expect(usage.security).toEqual([{ session: [] }, { apiKey: [] }]);
-    expect(usage.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "per_page", "from", "to", "model"]);
+    expect(usage.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "per_page", "from", "to", "model", "key_id", "endpoint", "status", "format"]);
     expect(usage.parameters[1].schema).toMatchObject({ minimum: 1, maximum: 100, default: 50 });
     const res = await http(`${server.url}/api/usage`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);

@@ -44,7 +44,7 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
     path: "/usage",
     method: "get",
     auth: "sessionOrKey",
-    errors: ["invalid_parameter", "unauthorized", "session_expired", "invalid_api_key", "rate_limit_exceeded", "internal_error"],
+    errors: ["invalid_parameter", "unauthorized", "session_expired", "invalid_api_key", "key_expired", "ip_not_allowed", "rate_limit_exceeded", "internal_error"],
     operation: {
       operationId: "usage-list",
       summary: "Usage records with pagination and totals, newest first (limit `usage`, not the plan's requests per minute)",
@@ -55,11 +55,16 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
         { name: "from", in: "query", schema: { type: "string", description: "ISO 8601 date or date-time; default 30 days before `to`" } },
         { name: "to", in: "query", schema: { type: "string", description: "ISO 8601, exclusive (a date alone includes that day); at most 366 days after `from`" } },
         { name: "model", in: "query", schema: { type: "string", minLength: 1, maxLength: 100 } },
+        { name: "key_id", in: "query", schema: { type: "string", minLength: 1, maxLength: 100, description: "records of this API key" } },
+        { name: "endpoint", in: "query", schema: { type: "string", minLength: 1, maxLength: 100, description: "records of this route, e.g. /v1/chat/completions" } },
+        { name: "status", in: "query", schema: { type: "string", enum: ["success", "partial"] } },
+        { name: "format", in: "query", schema: { type: "string", enum: ["json", "csv"], description: "csv (or `Accept: text/csv`): every record of the range, no pagination" } },
       ],
       responses: {
         200: {
           description: "OK",
-          content: json({
+          content: {
+            ...json({
             type: "object",
             required: ["object", "data", "pagination", "range", "totals"],
             properties: {
@@ -69,11 +74,19 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
               range: { type: "object", required: ["from", "to"], properties: { from: { type: "string", format: "date-time" }, to: { type: "string", format: "date-time" } } },
               totals: {
                 type: "object",
-                required: [...Object.keys(usageSums), "by_day", "by_model"],
-                properties: { ...usageSums, by_day: { type: "array", items: sumsWith("date") }, by_model: { type: "array", items: sumsWith("model") } },
+                required: [...Object.keys(usageSums), "by_day", "by_model", "by_key"],
+                properties: {
+                  ...usageSums, by_day: { type: "array", items: sumsWith("date") }, by_model: { type: "array", items: sumsWith("model") },
+                  by_key: {
+                    type: "array",
+                    items: { type: "object", required: ["key_id", ...Object.keys(usageSums)], properties: { key_id: { type: ["string", "null"], description: "null: session requests" }, ...usageSums } },
+                  },
+                },
               },
             },
-          }),
+            }),
+            "text/csv": { schema: { type: "string", description: "a header row of the record's field names, then one row per record, newest first" } },
+          },
         },
         // a gateway route: the database outage is answered in the nested form (docs/api.md)
         503: nestedError("service_unavailable"),

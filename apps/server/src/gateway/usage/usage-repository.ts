@@ -71,13 +71,22 @@ export interface UsageQuery {
   from: Date;
   to: Date;
   model?: string;
+  /** CONTRACT 11's filters: the key (`meta.keyId`), the route, success or partial */
+  keyId?: string;
+  endpoint?: string;
+  status?: UsageRecord["status"];
   skip: number;
   limit: number;
 }
 
+/** The filters of a usage query (what list, totals and the CSV stream share). */
+export type UsageFilter = Omit<UsageQuery, "skip" | "limit">;
+
 export interface UsageTotalsRow {
   day: string;
   model: string;
+  /** undefined: requests made with a session (the playground) */
+  keyId?: string;
   requests: number;
   costMicros: number;
   promptTokens: number;
@@ -119,13 +128,34 @@ export class UsageRepository {
   }
 
   /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none). */
-  private filter(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">) {
+  private filter(q: UsageFilter) {
     return {
       userId: q.userId,
       kind: "settle",
       "meta.createdAt": { $gte: q.from, $lt: q.to },
       ...(q.model ? { "meta.model": q.model } : {}),
+      ...(q.keyId ? { "meta.keyId": q.keyId } : {}),
+      ...(q.endpoint ? { "meta.endpoint": q.endpoint } : {}),
+      // a success is stored without a status (see StoredUsage)
+      ...(q.status === "partial" ? { "meta.status": "partial" } : q.status === "success" ? { "meta.status": { $ne: "partial" } } : {}),
     };
+  }
+
+  /**
+   * Every record of the range, newest first, read through a cursor in batches: a year of records streams in bounded
+   * memory (GET /api/usage?format=csv).
+   */
+  async *stream(q: UsageFilter, batchSize = 500): AsyncGenerator<UsageRecord> {
+    const cursor = this.collection.find(this.filter(q), { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
+      .sort({ "meta.createdAt": -1, _id: -1 }).batchSize(batchSize);
+    try {
+      for await (const doc of cursor) {
+        const record = toRecord(doc);
+        if (record) yield record;
+      }
+    } finally {
+      await cursor.close();
+    }
   }
 
   async list(q: UsageQuery): Promise<{ records: UsageRecord[]; total: number }> {
@@ -139,22 +169,23 @@ export class UsageRepository {
   }
 
   /**
-   * Totals per (day, model) over the range. Summed here rather than with $group: FerretDB 1.24 answers
+   * Totals per (day, model, key) over the range. Summed here rather than with $group: FerretDB 1.24 answers
    * `$sum: "$field"` with 0 (measured), so the grouping is done on a projection of the matching entries.
    */
-  async totals(q: Pick<UsageQuery, "userId" | "from" | "to" | "model">): Promise<UsageTotalsRow[]> {
-    const docs = await this.collection.find(this.filter(q), {
+  async totals(q: UsageFilter): Promise<UsageTotalsRow[]> {
+    // a cursor, not an array: only the rows are held, whatever the number of records
+    const docs = this.collection.find(this.filter(q), {
       projection: {
-        _id: 0, cost: 1, "meta.createdAt": 1, "meta.model": 1, "meta.promptTokens": 1, "meta.completionTokens": 1,
+        _id: 0, cost: 1, "meta.createdAt": 1, "meta.model": 1, "meta.keyId": 1, "meta.promptTokens": 1, "meta.completionTokens": 1,
         "meta.characters": 1, "meta.audioSeconds": 1, "meta.images": 1,
       },
-    }).toArray();
+    });
     const rows = new Map<string, UsageTotalsRow>();
-    for (const { cost, meta: m } of docs) {
+    for await (const { cost, meta: m } of docs) {
       if (!m) continue;
       const day = utcDay(m.createdAt);
-      const key = `${day}\u0000${m.model}`;
-      const row = rows.get(key) ?? { day, model: m.model, requests: 0, costMicros: 0, promptTokens: 0, completionTokens: 0, characters: 0, audioSeconds: 0, images: 0 };
+      const key = `${day}\u0000${m.model}\u0000${m.keyId ?? ""}`;
+      const row = rows.get(key) ?? { day, model: m.model, keyId: m.keyId, requests: 0, costMicros: 0, promptTokens: 0, completionTokens: 0, characters: 0, audioSeconds: 0, images: 0 };
       row.requests += 1;
       row.costMicros += cost ?? 0;
       row.promptTokens += m.promptTokens ?? 0;

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { AppContext } from "../../context";
 import { principalOf } from "../http/auth";
 import { parseOrThrow } from "../http/validate";
+import { streamCsv } from "./csv";
 import type { UsageRecord, UsageRepository, UsageTotalsRow } from "./usage-repository";
 
 const DAY_MS = 86_400_000;
@@ -40,6 +41,10 @@ const usageQuery = z.object({
   from: fromParam.optional(),
   to: toParam.optional(),
   model: z.string().min(1).max(100).optional(),
+  key_id: z.string().min(1).max(100).optional(),
+  endpoint: z.string().min(1).max(100).optional(),
+  status: z.enum(["success", "partial"]).optional(),
+  format: z.enum(["json", "csv"]).optional(),
 });
 
 function recordBody(r: UsageRecord) {
@@ -64,6 +69,16 @@ function recordBody(r: UsageRecord) {
   };
 }
 
+/** The CSV's columns: the record's field names, in its order. */
+const CSV_FIELDS = Object.keys(recordBody({
+  id: "", userId: "", requestId: "", endpoint: "", model: "", type: "text", promptTokens: 0, completionTokens: 0, characters: 0,
+  audioSeconds: 0, images: 0, processingMs: 0, outputBytes: 0, costMicros: 0, status: "success", createdAt: new Date(0),
+}));
+
+async function* recordBodies(records: AsyncIterable<UsageRecord>): AsyncGenerator<Record<string, unknown>> {
+  for await (const record of records) yield recordBody(record);
+}
+
 interface Sums { requests: number; cost: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; characters: number; audio_seconds: number; images: number }
 
 const emptySums = (): Sums => ({ requests: 0, cost: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, characters: 0, audio_seconds: 0, images: 0 });
@@ -86,8 +101,9 @@ function finish<T extends Sums & { costMicros?: number }>(s: T): Omit<T, "costMi
 }
 
 /**
- * GET /api/usage (API key or session): the caller's usage records, newest first, paginated, with totals per day
- * and per model over the same range (default: the last 30 days). Counted against the `usage` limit, whose
+ * GET /api/usage (API key or session): the caller's usage records, newest first, paginated, with totals per day,
+ * per model and per key over the same range (default: the last 30 days), filtered by model, key, endpoint and status;
+ * or every record of the range as CSV. Counted against the `usage` limit, whose
  * X-RateLimit-* it carries; mounted with no-store (per-user data).
  */
 export function usageRoute(ctx: AppContext, repo: UsageRepository) {
@@ -103,7 +119,12 @@ export function usageRoute(ctx: AppContext, repo: UsageRepository) {
     }
     // Read-your-writes on this instance: charges (with their usage records) still queued are written first.
     await ctx.ledger.flushCharges(userId);
-    const filter = { userId, from, to, model: q.model };
+    const filter = { userId, from, to, model: q.model, keyId: q.key_id, endpoint: q.endpoint, status: q.status };
+    // CONTRACT 11: `format=csv`, or a client that accepts CSV rather than JSON, gets every record of the range
+    if (q.format === "csv" || (q.format === undefined && req.accepts(["application/json", "text/csv"]) === "text/csv")) {
+      await streamCsv(res, "usage.csv", CSV_FIELDS, recordBodies(repo.stream(filter)));
+      return;
+    }
     const [{ records, total }, rows] = await Promise.all([
       repo.list({ ...filter, skip: (q.page - 1) * q.per_page, limit: q.per_page }),
       repo.totals(filter),
@@ -111,6 +132,7 @@ export function usageRoute(ctx: AppContext, repo: UsageRepository) {
     const all = emptySums();
     const byDay = new Map<string, Sums & { date: string }>();
     const byModel = new Map<string, Sums & { model: string }>();
+    const byKey = new Map<string | null, Sums & { key_id: string | null }>();
     for (const row of rows) {
       addRow(all, row);
       const day = byDay.get(row.day) ?? { date: row.day, ...emptySums() };
@@ -119,6 +141,10 @@ export function usageRoute(ctx: AppContext, repo: UsageRepository) {
       const model = byModel.get(row.model) ?? { model: row.model, ...emptySums() };
       addRow(model, row);
       byModel.set(row.model, model);
+      const keyId = row.keyId ?? null;
+      const key = byKey.get(keyId) ?? { key_id: keyId, ...emptySums() };
+      addRow(key, row);
+      byKey.set(keyId, key);
     }
     res.json({
       object: "list",
@@ -129,6 +155,8 @@ export function usageRoute(ctx: AppContext, repo: UsageRepository) {
         ...finish(all),
         by_day: [...byDay.values()].sort((a, b) => a.date.localeCompare(b.date)).map(finish),
         by_model: [...byModel.values()].sort((a, b) => a.model.localeCompare(b.model)).map(finish),
+        // requests made with a session (the playground) are those of key_id null, listed last
+        by_key: [...byKey.values()].sort((a, b) => (a.key_id ?? "\uffff").localeCompare(b.key_id ?? "\uffff")).map(finish),
       },
     });
   };
