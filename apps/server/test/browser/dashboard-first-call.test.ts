@@ -118,12 +118,14 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
     await expect(card.getByText("You have no credits yet").count()).resolves.toBe(0);
   });
 
-  it("shows the call on the usage page by model and finds it by request id", async () => {
+  it("shows the call on the usage page by model and by key, finds it by request id, exports CSV", async () => {
     await page.getByRole("link", { name: "Usage", exact: true }).click();
     await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
     await expect(page.getByTestId("usage-requests").textContent()).resolves.toBe("1");
     const byModel = page.getByRole("table", { name: "Usage by model" });
     await expect(byModel.locator("tbody tr").first().locator("td").allTextContents()).resolves.toEqual(["textA-4", "1", expect.stringMatching(/^\$\d/)]);
+    const byKey = page.getByRole("table", { name: "Usage by key" });
+    await expect(byKey.locator("tbody tr").first().locator("td").first().textContent()).resolves.toBe(`first (${secret.slice(0, 12)}…)`);
     const log = page.getByRole("table", { name: "Request log" });
     await log.locator(`tr[data-request-id="${requestId}"]`).waitFor();
     await screenshot(page, "usage");
@@ -136,6 +138,21 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByText("No request with id req_no_such_request in this range.").waitFor();
     await page.getByRole("button", { name: "Show all" }).click();
+
+    // The CSV export asks for the same range and filters.
+    const href = (await page.getByTestId("csv-export").getAttribute("href")) ?? "";
+    expect(href).toMatch(/^\/api\/usage\?from=\d{4}-\d{2}-\d{2}&to=\d{4}-\d{2}-\d{2}&format=csv$/);
+    const csv = await page.request.get(url(href));
+    expect(csv.status()).toBe(200);
+    expect(csv.headers()["content-type"]).toMatch(/^text\/csv/);
+    expect((await csv.text()).trim().split("\n")).toHaveLength(2);
+
+    // Filtered to the key: the same call, and the export carries the filter.
+    const me = (await (await page.request.get(url("/api/keys"))).json()) as { keys: Array<{ id: string }> };
+    const keyId = me.keys[0]?.id ?? "";
+    await page.locator('select[name="key"]').selectOption(keyId);
+    await expect.poll(() => page.getByTestId("csv-export").getAttribute("href")).toContain(`key_id=${keyId}`);
+    await expect(page.getByTestId("usage-requests").textContent()).resolves.toBe("1");
 
   });
 

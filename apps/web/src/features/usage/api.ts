@@ -8,14 +8,14 @@ import { apiFetch } from "../../lib/http";
 export interface UsageRecord {
   id: string;
   /** the X-Request-Id the call was answered with */
-  request_id?: string;
+  request_id: string;
   created_at: string;
-  endpoint?: string;
+  endpoint: string;
   model: string;
   type: string;
   /** null: made from the dashboard (session) */
-  key_id?: string | null;
-  status?: string;
+  key_id: string | null;
+  status: string;
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
@@ -39,8 +39,8 @@ export interface UsageTotals extends UsageSums {
 
 export interface UsageResponse {
   data: UsageRecord[];
-  pagination?: { page: number; per_page: number; total: number; total_pages: number };
-  range?: { from: string; to: string };
+  pagination: { page: number; per_page: number; total: number; total_pages: number };
+  range: { from: string; to: string };
   totals: UsageTotals & {
     by_day: Array<UsageSums & { date: string }>;
     by_model: Array<UsageTotals & { model: string }>;
@@ -93,7 +93,7 @@ export async function findRequest(filters: UsageFilters, requestId: string): Pro
     const res = await apiFetch<UsageResponse>(`/api/usage?${usageQuery(filters, { request_id: wanted, page, per_page: SEARCH_PAGE_SIZE })}`);
     const found = res.data.find((r) => r.request_id === wanted || r.id === wanted);
     if (found) return found;
-    if (!res.pagination || page >= res.pagination.total_pages) return null;
+    if (page >= res.pagination.total_pages) return null;
   }
   return null;
 }

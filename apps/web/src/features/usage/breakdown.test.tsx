@@ -6,6 +6,8 @@ import { Breakdown } from "./usage-page";
 const sums = { total_tokens: 10 };
 const usage = (byKey?: UsageResponse["totals"]["by_key"]): UsageResponse => ({
   data: [],
+  pagination: { page: 1, per_page: 25, total: 3, total_pages: 1 },
+  range: { from: "2026-11-07T00:00:00.000Z", to: "2026-12-07T00:00:00.000Z" },
   totals: {
     requests: 3, cost: 0.5, ...sums, by_day: [],
     by_model: [{ model: "textB-3-haiku", requests: 1, cost: 0.004, ...sums }, { model: "textA-4", requests: 2, cost: 0.496, ...sums }],

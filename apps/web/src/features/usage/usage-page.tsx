@@ -135,8 +135,8 @@ function RequestRows({ records, keyName }: { records: UsageRecord[]; keyName: (i
           {records.map((r) => (
             <tr key={r.id} data-request-id={r.request_id}>
               <td data-label="Time">{formatDate(r.created_at)}</td>
-              <td data-label="Request id" className="wrap-anywhere"><code>{r.request_id ?? r.id}</code></td>
-              <td data-label="Model"><code>{r.model}</code>{r.endpoint ? <span className="muted"> {r.endpoint}</span> : null}</td>
+              <td data-label="Request id" className="wrap-anywhere"><code>{r.request_id}</code></td>
+              <td data-label="Model"><code>{r.model}</code><span className="muted"> {r.endpoint}</span></td>
               <td data-label="Key" className="wrap-anywhere">{keyName(r.key_id)}</td>
               <td data-label="Usage">{describeOutput(r)}</td>
               <td data-label="Cost" className="num">{formatMoney(r.cost)}</td>
@@ -162,7 +162,7 @@ function RequestLog({ filters, usage, page, setPage, keyName }: {
 }) {
   const [query, setQuery] = useState("");
   const [searching, setSearching] = useState<string | null>(null);
-  const pages = usage.pagination?.total_pages ?? 1;
+  const pages = usage.pagination.total_pages;
   return (
     <Card title="Request log">
       <form className="form form-inline" role="search" onSubmit={(e) => { e.preventDefault(); setSearching(query.trim() || null); }}>
@@ -183,7 +183,7 @@ function RequestLog({ filters, usage, page, setPage, keyName }: {
           {pages > 1 ? (
             <nav className="pager" aria-label="Request log pages">
               <button type="button" className="btn btn-small" disabled={page <= 1} onClick={() => setPage(page - 1)}>Newer</button>
-              <span>Page {formatNumber(page)} of {formatNumber(pages)} · {formatNumber(usage.pagination?.total ?? 0)} requests, {LOG_PAGE_SIZE} a page</span>
+              <span>Page {formatNumber(page)} of {formatNumber(pages)} · {formatNumber(usage.pagination.total)} requests, {LOG_PAGE_SIZE} a page</span>
               <button type="button" className="btn btn-small" disabled={page >= pages} onClick={() => setPage(page + 1)}>Older</button>
             </nav>
           ) : null}
