@@ -1,8 +1,12 @@
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PASSWORD, mailsTo, uniqueEmail } from "../auth-helpers";
 import { credit } from "../support/gateway-fixtures";
-import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
+import { SCREENSHOT_DIR, launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
 /** The request a curl command line of the quick start makes: URL, -H headers and the -d body. */
 function parseCurl(command: string): { url: string; headers: Record<string, string>; body: string } {
@@ -25,6 +29,7 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
   let userId = "";
   let secret = "";
   let requestId = "";
+  let nodeSnippet = "";
 
   beforeAll(async () => {
     [env, browser] = await Promise.all([startDashboardServer(), launchBrowser()]);
@@ -90,6 +95,7 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
       await card.getByRole("button", { name: language, exact: true }).click();
       await expect(card.getByTestId("snippet").textContent()).resolves.toContain(sdkLine);
     }
+    nodeSnippet = (await card.getByTestId("snippet").textContent()) ?? "";
     await card.getByRole("button", { name: "curl", exact: true }).click();
     await card.getByRole("button", { name: "Copy curl snippet" }).click();
     const curl = (await page.evaluate("navigator.clipboard.readText()")) as string;
@@ -154,6 +160,14 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
     await expect.poll(() => page.getByTestId("csv-export").getAttribute("href")).toContain(`key_id=${keyId}`);
     await expect(page.getByTestId("usage-requests").textContent()).resolves.toBe("1");
 
+  });
+
+  it("runs the Node.js snippet as shown, with the official openai package", async () => {
+    // inside the repository, so that `import OpenAI from "openai"` resolves as in a project that installed it
+    const file = path.join(SCREENSHOT_DIR, "..", "quick-start-snippet.mjs");
+    writeFileSync(file, nodeSnippet);
+    const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: 20_000 });
+    expect(stdout.trim().length).toBeGreaterThan(0);
   });
 
   it("edits the key's controls, refuses what the plan does not allow, and shows them in the list", async () => {
