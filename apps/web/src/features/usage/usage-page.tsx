@@ -157,7 +157,7 @@ function SearchResult({ filters, requestId, keyName }: { filters: UsageFilters; 
   return <RequestRows records={[found.data]} keyName={keyName} />;
 }
 
-function RequestLog({ filters, usage, page, setPage, keyName }: {
+export function RequestLog({ filters, usage, page, setPage, keyName }: {
   filters: UsageFilters; usage: UsageResponse; page: number; setPage: (page: number) => void; keyName: (id: string | null | undefined) => string;
 }) {
   const [query, setQuery] = useState("");
