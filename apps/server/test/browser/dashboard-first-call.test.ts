@@ -156,7 +156,7 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
     // Filtered to the key: the same call, and the export carries the filter.
     const me = (await (await page.request.get(url("/api/keys"))).json()) as { keys: Array<{ id: string }> };
     const keyId = me.keys[0]?.id ?? "";
-    await page.locator('select[name="key"]').selectOption(keyId);
+    await page.getByLabel("Key", { exact: true }).selectOption(keyId);
     await expect.poll(() => page.getByTestId("csv-export").getAttribute("href")).toContain(`key_id=${keyId}`);
     await expect(page.getByTestId("usage-requests").textContent()).resolves.toBe("1");
 
@@ -177,7 +177,7 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
     await row.getByRole("button", { name: "Edit controls of first" }).click();
     const form = page.getByRole("form", { name: "Controls of first" });
     await form.getByLabel("Limit (USD)").fill("2.5");
-    await form.getByLabel("Applies").selectOption("monthly");
+    await form.getByLabel("Applies", { exact: true }).selectOption("monthly");
     await form.getByRole("checkbox", { name: "textA-4", exact: true }).check();
     await form.getByLabel("Requests per minute").fill("100000");
     await form.getByLabel("Concurrent requests").fill("1");
@@ -219,7 +219,7 @@ describe("dashboard: from sign-up to a first call, usage and key controls", () =
   it("rotates the key with a grace period: the new secret is shown once and both work meanwhile", async () => {
     const row = page.locator("tr", { hasText: "first" });
     await row.getByRole("button", { name: "Rotate key first" }).click();
-    await row.getByLabel(/the old one/).selectOption("3600");
+    await row.getByLabel("New secret; the old one:", { exact: true }).selectOption("3600");
     await row.getByRole("button", { name: "Rotate now" }).click();
     const shown = page.getByTestId("new-key");
     await shown.waitFor();

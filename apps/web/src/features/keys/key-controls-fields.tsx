@@ -16,12 +16,12 @@ export function KeyControlsFields({ value, onChange, idPrefix }: { value: Contro
             <span>Limit (USD)</span>
             <input name="limit" inputMode="decimal" placeholder="No limit" value={value.limit} onChange={(e) => set("limit", e.target.value)} />
           </label>
-          <label className="field">
-            <span>Applies</span>
-            <select name="limit-reset" value={value.limitReset} onChange={(e) => set("limitReset", e.target.value as LimitReset)}>
+          <div className="field">
+            <label htmlFor={`${idPrefix}-limit-reset`}>Applies</label>
+            <select id={`${idPrefix}-limit-reset`} name="limit-reset" value={value.limitReset} onChange={(e) => set("limitReset", e.target.value as LimitReset)}>
               {LIMIT_RESETS.map((r) => <option key={r} value={r}>{RESET_LABELS[r]}</option>)}
             </select>
-          </label>
+          </div>
         </div>
         <p className="muted hint">Periods start at 00:00 UTC; weeks start on Monday. A request that could exceed what is left is refused (402).</p>
       </fieldset>

@@ -26,12 +26,12 @@ export function RotateButton({ apiKey, onRotated }: { apiKey: ApiKey; onRotated:
   return (
     <div className="confirm" role="group" aria-label={`Confirm rotating ${apiKey.name}`}
       onKeyDown={(event: KeyboardEvent) => { if (event.key === "Escape" && !rotate.isPending) dismiss(); }}>
-      <label className="inline-field">
-        <span>New secret; the old one:</span>
-        <select name="grace" value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
+      <span className="inline-field">
+        <label htmlFor={`grace-${apiKey.id}`}>New secret; the old one:</label>
+        <select id={`grace-${apiKey.id}`} name="grace" value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
           {GRACE_CHOICES.map((c) => <option key={c.seconds} value={c.seconds}>{c.label}</option>)}
         </select>
-      </label>
+      </span>
       <button type="button" className="btn btn-small btn-primary" disabled={rotate.isPending}
         onClick={() => guard.begin() && rotate.mutate({ id: apiKey.id, grace_seconds: grace }, { onSuccess: (key) => { finish(); onRotated(key, grace); }, onSettled: guard.end })}>
         {rotate.isPending ? "Rotating…" : "Rotate now"}

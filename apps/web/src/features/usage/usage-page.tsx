@@ -56,20 +56,20 @@ function FiltersCard({ filters, onChange, models }: { filters: UsageFilters; onC
           <input type="date" name="to" value={to} onChange={(e) => setTo(e.target.value)} />
         </label>
         <button type="submit" className="btn">Show range</button>
-        <label className="field">
-          <span>Model</span>
-          <select name="model" value={filters.model ?? ""} onChange={(e) => onChange({ ...filters, model: e.target.value || undefined })}>
+        <div className="field">
+          <label htmlFor="usage-model">Model</label>
+          <select id="usage-model" name="model" value={filters.model ?? ""} onChange={(e) => onChange({ ...filters, model: e.target.value || undefined })}>
             <option value="">All models</option>
             {models.map((m) => <option key={m} value={m}>{m}</option>)}
           </select>
-        </label>
-        <label className="field">
-          <span>Key</span>
-          <select name="key" value={filters.key_id ?? ""} onChange={(e) => onChange({ ...filters, key_id: e.target.value || undefined })}>
+        </div>
+        <div className="field">
+          <label htmlFor="usage-key">Key</label>
+          <select id="usage-key" name="key" value={filters.key_id ?? ""} onChange={(e) => onChange({ ...filters, key_id: e.target.value || undefined })}>
             <option value="">All keys</option>
             {(keys.data?.keys ?? []).map((k) => <option key={k.id} value={k.id}>{k.name} ({k.prefix}…)</option>)}
           </select>
-        </label>
+        </div>
       </form>
       {problem ? <p className="field-error" role="alert">{problem}</p> : null}
     </Card>
