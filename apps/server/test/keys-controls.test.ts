@@ -147,6 +147,13 @@ describe("key controls (CONTRACT 10)", () => {
       expect(listed.body.keys.map((k: { id: string; prefix: string }) => [k.id, k.prefix])).toEqual([[old.id, res.body.prefix]]);
     });
 
+    it("a rotation without a body takes the defaults", async () => {
+      const old = await createKey("usr_rot_nobody");
+      const res = await fetch(`${server.url}/api/keys/${old.id}/rotate`, { method: "POST", headers: sessionOf("usr_rot_nobody") });
+      expect(res.status).toBe(201);
+      expect((await call("GET", "/v1/models", bearer(old.key))).status).toBe(401);
+    });
+
     it("grace_seconds: the old secret keeps working that long, then is refused", async () => {
       const old = await createKey("usr_rot_grace");
       const res = await call("POST", `/api/keys/${old.id}/rotate`, sessionOf("usr_rot_grace"), { grace_seconds: 60 });

@@ -1,6 +1,6 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, credit, postJson, readJson } from "./support/gateway-fixtures";
 import { sessionOf, useStandInSessions } from "./support/stand-in-sessions";
@@ -125,6 +125,20 @@ describe("key controls enforced on the model routes (CONTRACT 10)", () => {
     await patch(userId, id, { limit: 0.3 });
     expect((await postJson(server, "/api/v1/imageA/generate", key, IMAGE)).status).toBe(200);
     expect((await postJson(server, "/api/v1/imageA/generate", key, IMAGE)).status).toBe(402);
+  });
+
+  it("a streamed answer under a limit: its hold is settled to the real charge, which the key's spend shows", async () => {
+    const { key, id, userId } = await keyWith({ limit: 0.01 });
+    const res = await postJson(server, "/v1/chat/completions", key, { ...chat(), stream: true });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("[DONE]");
+    // the settle follows the last chunk
+    await vi.waitFor(async () => {
+      const charged = 5_000_000 - (await balanceMicros(server, userId));
+      expect(charged).toBeGreaterThan(0);
+      const shown = await readJson(await fetch(`${server.url}/api/keys/${id}`, { headers: sessionOf(userId) }));
+      expect(shown).toMatchObject({ limit_remaining: (10_000 - charged) / 1_000_000, usage: { spent_period: charged / 1_000_000, requests_total: 1 } });
+    }, { timeout: 5000, interval: 50 });
   });
 
   it("a failed request gives its hold on the key's limit back", async () => {

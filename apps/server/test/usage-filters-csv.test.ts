@@ -116,7 +116,7 @@ describe("GET /api/usage: key, endpoint and status filters, totals by key, CSV",
       idempotencyKey: `many-${manyUser}-${i}`, holdId: `hold_${i}`, cost: 7, createdAt: new Date(start + i * 1000),
       meta: { requestId: `req_${String(i).padStart(5, "0")}`, keyId: key.id, endpoint: "/v1/chat/completions", model: "textA-4", type: "text", processingMs: 5, outputBytes: 10, createdAt: new Date(start + i * 1000) },
     }));
-    for (let i = 0; i < N; i += 1000) await server.db.connection.collection(LEDGER_COLLECTION).insertMany(docs.slice(i, i + 1000));
+    for (let i = 0; i < N; i += 1000) await server.db.connection.collection<{ _id: string }>(LEDGER_COLLECTION).insertMany(docs.slice(i, i + 1000));
 
     const res = await fetch(`${server.url}/api/usage?format=csv`, { headers: { authorization: `Bearer ${key.key}` } });
     expect(res.status).toBe(200);

@@ -36,7 +36,8 @@ export interface KeyAccess {
 export function parseIpOrCidr(value: string): { address: string; family: "ipv4" | "ipv6"; prefix: number } | null {
   const [address = "", prefixText, extra] = value.split("/");
   if (extra !== undefined) return null;
-  const version = isIP(address);
+  // an IPv6 zone (`fe80::1%eth0`) names an interface of the server, not a client address
+  const version = address.includes("%") ? 0 : isIP(address);
   if (version === 0) return null;
   const max = version === 4 ? 32 : 128;
   if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return null;

@@ -211,8 +211,7 @@ export class ApiKeyService implements ApiKeyManager {
     if (!before) throw keyNotFound(keyId);
     // the old secret's cached answer goes everywhere: looked up again, it is served only within its grace period
     await this.evictEverywhere([before], [generated.hash]);
-    const key = summaryOf(before);
-    return { ...key, key: generated.key, prefix: generated.prefix };
+    return { ...(await this.get(userId, keyId)), key: generated.key, prefix: generated.prefix };
   }
 
   async revoke(userId: string, keyId: string): Promise<void> {

@@ -1,9 +1,13 @@
 import { once } from "node:events";
 import type { Response } from "express";
 
-/** RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. */
+/**
+ * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. A text that a spreadsheet
+ * would read as a formula starts with `'` (OWASP's CSV injection advice); numbers are written as they are.
+ */
 function csvField(value: unknown): string {
-  const text = value === null || value === undefined ? "" : String(value);
+  if (value === null || value === undefined) return "";
+  const text = typeof value === "string" && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
