@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatMoney } from "./format";
+import { formatCost, formatMoney } from "./format";
 
 describe("formatMoney", () => {
   it("shows dollars with cents, whatever precision the API states", () => {
@@ -16,5 +16,12 @@ describe("formatMoney", () => {
     expect(formatMoney(0.000007)).toBe("$0.000007");
     expect(formatMoney(-0.004)).toBe("-$0.004");
     expect(formatMoney(-2.5)).toBe("-$2.50");
+  });
+});
+
+describe("formatCost", () => {
+  it("is the one money format under its former name", () => {
+    expect(formatCost(9.89995)).toBe("$9.90");
+    expect(formatCost(0.000007)).toBe("$0.000007");
   });
 });

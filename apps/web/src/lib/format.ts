@@ -11,6 +11,12 @@ export function formatMoney(dollars: number): string {
   return cents.format(dollars);
 }
 
+/**
+ * The former name of the per-request format, kept so that pages written before the one money format (branches
+ * merged after it) compile and show money the same way. New code calls formatMoney.
+ */
+export const formatCost = formatMoney;
+
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return "—";
   const d = new Date(iso);
