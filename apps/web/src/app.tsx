@@ -17,6 +17,7 @@ import { OverviewPage } from "./features/overview/overview-page";
 import { PlaygroundPage } from "./features/playground/playground-page";
 import { SettingsPage } from "./features/settings/settings-page";
 import { StatusPage } from "./features/status/status-page";
+import { UsagePage } from "./features/usage/usage-page";
 import { AppShell } from "./layout/app-shell";
 
 /** A page of its own for screen readers too: its heading and tab title say it is missing, not the page before. */
@@ -44,6 +45,7 @@ export function App() {
         <Route element={<RequireAuth><AppShell /></RequireAuth>}>
           <Route path="/dashboard" element={<OverviewPage />} />
           <Route path="/dashboard/keys" element={<KeysPage />} />
+          <Route path="/dashboard/usage" element={<UsagePage />} />
           <Route path="/dashboard/billing" element={<BillingPage />} />
           <Route path="/dashboard/playground" element={<PlaygroundPage />} />
           <Route path="/dashboard/admin" element={<RequireAdmin><AdminUsersPage /></RequireAdmin>} />

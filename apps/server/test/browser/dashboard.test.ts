@@ -5,8 +5,8 @@ import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
 import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
-/** A balance as the dashboard shows it: to the micro-dollar, as the API states it. */
-const dollars = (n: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 6 }).format(n);
+/** A balance as the dashboard shows it: dollars with cents (the one money format; more digits only under a cent). */
+const dollars = (n: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(n);
 
 // One new user walks through the dashboard as a person would: every step depends on the previous one.
 describe("dashboard in a real browser", () => {

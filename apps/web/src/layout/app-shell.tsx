@@ -7,6 +7,7 @@ import { useLogout, useMe, useResendVerification } from "../features/auth/api";
 const NAV = [
   { to: "/dashboard", label: "Overview", end: true },
   { to: "/dashboard/keys", label: "API keys" },
+  { to: "/dashboard/usage", label: "Usage" },
   { to: "/dashboard/billing", label: "Billing" },
   { to: "/dashboard/playground", label: "Playground" },
   { to: "/settings", label: "Settings" },

@@ -9,10 +9,10 @@ describe("toApiError", () => {
     expect(errorMessage(err)).toContain("$0.50");
   });
 
-  it("states a sub-cent balance and the amount needed as the 402 does, to the micro-dollar", () => {
+  it("states the amount needed and the balance in the one money format (digits under a cent only)", () => {
     // the gateway's answer to a $0.0112 request on a balance of $0.004 (it read "(balance $0.00)")
     const err = toApiError(402, { error: { message: "Insufficient credits: this request needs up to $0.0112, the balance is $0.004.", type: "insufficient_credits_error", code: "insufficient_credits", current_balance: 0.004, required_amount: 0.0112 } });
-    expect(errorMessage(err)).toBe("Your balance is too low for this request. Add credits on the Billing page. (needs up to $0.0112, balance $0.004)");
+    expect(errorMessage(err)).toBe("Your balance is too low for this request. Add credits on the Billing page. (needs up to $0.01, balance $0.004)");
     expect(errorMessage(toApiError(402, { error: { code: "insufficient_credits", current_balance: 1234.5 } }))).toMatch(/\(balance \$1,234\.50\)$/);
   });
 

@@ -1,5 +1,5 @@
 import { TRPCClientError } from "@trpc/client";
-import { formatCost } from "./format";
+import { formatMoney } from "./format";
 
 /** An error answered by the API, normalised from the spec's nested, flat and status forms. */
 export class ApiError extends Error {
@@ -43,7 +43,7 @@ const FRIENDLY: Record<string, string> = {
 /** Codes whose own server message is more useful than a generic one (they name the parameter or rule). */
 const PREFER_SERVER_MESSAGE = new Set([
   "weak_password", "invalid_parameter", "missing_required_parameter", "unsupported_model",
-  "content_policy_violation", "payload_too_large", "invalid_json",
+  "content_policy_violation", "payload_too_large", "invalid_json", "model_not_allowed", "conflict",
 ]);
 
 /** tRPC errors carry the spec's nested error in `data.error` (packages/api errorFormatter). */
@@ -71,9 +71,9 @@ export function errorMessage(raw: unknown, overrides: ErrorMessages = {}): strin
     if (override) return override;
     if (PREFER_SERVER_MESSAGE.has(err.code) && err.message) return err.message;
     if (err.code === "insufficient_credits" && typeof err.extras.current_balance === "number") {
-      // to the micro-dollar, as the 402 states them: a balance of $0.004 is not "$0.00" (the balance card shows $0.004)
-      const needs = typeof err.extras.required_amount === "number" ? `needs up to ${formatCost(err.extras.required_amount)}, ` : "";
-      return `${FRIENDLY.insufficient_credits} (${needs}balance ${formatCost(err.extras.current_balance)})`;
+      // in the one money format: a balance of $0.004 is not "$0.00" (digits under a cent), $1,234.50 has cents
+      const needs = typeof err.extras.required_amount === "number" ? `needs up to ${formatMoney(err.extras.required_amount)}, ` : "";
+      return `${FRIENDLY.insufficient_credits} (${needs}balance ${formatMoney(err.extras.current_balance)})`;
     }
     return FRIENDLY[err.code] ?? (err.message || "Unexpected error.");
   }

@@ -22,5 +22,7 @@ export function useConfirmStep() {
       dismissed.current = true;
       setConfirming(false);
     },
+    /** Closes after the action succeeded, leaving focus to what the action showed (e.g. a new secret). */
+    finish: () => setConfirming(false),
   };
 }

@@ -1,7 +1,7 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { getQueryKey } from "@trpc/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { AppRouter } from "@gw/api/root";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { trpc } from "../../trpc";
@@ -72,13 +72,53 @@ export function useRedeemCode() {
   });
 }
 
+const CHECKOUT_STARTED = "gw.checkout-started";
+
+/** When this tab left for a checkout (ms), so the page it comes back to can tell that payment's credits from older ones. */
+function rememberCheckoutStart(): void {
+  try {
+    sessionStorage.setItem(CHECKOUT_STARTED, String(Date.now()));
+  } catch {
+    // storage disabled: the balance's movement alone tells that the credits arrived
+  }
+}
+
+function checkoutStartedAt(): number | null {
+  try {
+    const raw = sessionStorage.getItem(CHECKOUT_STARTED);
+    return raw === null || !/^\d+$/.test(raw) ? null : Number(raw);
+  } catch {
+    return null;
+  }
+}
+
+const CREDIT_TYPES: ReadonlySet<HistoryEntry["type"]> = new Set(["purchase", "plan_credits"]);
+
+/**
+ * Back from a paid checkout: true once its credits are in, i.e. the balance moved while the page was open, or the
+ * history lists a purchase (or plan credits) newer than the moment the checkout began (the webhook came first).
+ */
+export function useCheckoutConfirmed(balance: number | undefined, entries: readonly HistoryEntry[] | undefined): boolean {
+  const [first, setFirst] = useState<number | undefined>(undefined);
+  const [since] = useState(checkoutStartedAt);
+  useEffect(() => {
+    if (first === undefined && balance !== undefined) setFirst(balance);
+  }, [first, balance]);
+  const moved = balance !== undefined && first !== undefined && balance !== first;
+  const listed = since !== null && (entries ?? []).some((e) => CREDIT_TYPES.has(e.type) && Date.parse(e.created_at) >= since - 60_000);
+  return moved || listed;
+}
+
 export type CheckoutInput = { type: "credits"; amount: number } | { type: "subscription"; plan_id: string };
 
 /** Creates a Stripe Checkout session and leaves the SPA for the returned URL. */
 export function useCheckout() {
   const guard = useSubmitGuard();
   const mutation = trpc.billing.createCheckoutSession.useMutation({
-    onSuccess: ({ url }) => window.location.assign(url),
+    onSuccess: ({ url }) => {
+      rememberCheckoutStart();
+      window.location.assign(url);
+    },
   });
   return {
     ...mutation,

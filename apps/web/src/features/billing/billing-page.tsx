@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
-import { useSearchParams } from "react-router-dom";
+import { Link, useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatCost, formatDate, formatDay, formatMoney } from "../../lib/format";
 import { RedeemCard } from "./redeem-card";
-import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
+import { historyLabel, useBalance, useCheckoutConfirmed, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
 /** Errors of the payment processor (Stripe), where the generic texts speak of model providers or a passing outage. */
 const PAYMENT_MESSAGES = {
@@ -166,8 +166,7 @@ function PlansCard() {
   );
 }
 
-function HistoryCard() {
-  const history = usePaymentHistory();
+function HistoryCard({ history }: { history: ReturnType<typeof usePaymentHistory> }) {
   const entries = history.data?.pages.flatMap((page) => page.entries);
   return (
     <Card title="Payment history">
@@ -183,12 +182,16 @@ function HistoryCard() {
                 <tr key={e.id}>
                   <td data-label="Date">{formatDate(e.created_at)}</td>
                   <td data-label="Description">{historyLabel(e.type)}</td>
-                  <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatCost(e.amount)}</td>
-                  <td data-label="Balance after" className="num">{formatCost(e.balance_after)}</td>
+                  <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatMoney(e.amount)}</td>
+                  <td data-label="Balance after" className="num">{formatMoney(e.balance_after)}</td>
                 </tr>
               ))}
             </tbody>
           </table>
+          <p className="muted note" data-testid="history-note">
+            Request charges are not listed here: each balance after also reflects the requests made since the entry before
+            it. Every request and its cost is on the <Link to="/dashboard/usage">Usage</Link> page.
+          </p>
         </div>
       ) : null}
       {history.hasNextPage ? (
@@ -205,20 +208,23 @@ export function BillingPage() {
   const outcome = params.get("checkout");
   const balance = useBalance(outcome === "success");
   useFollowBalance(balance.data?.balance);
+  const history = usePaymentHistory();
+  const confirmed = useCheckoutConfirmed(balance.data?.balance, history.data?.pages.flatMap((page) => page.entries));
   return (
     <>
       <PageTitle subtitle="Prepaid credits pay for every request; a plan raises your limits and includes monthly credits.">Billing</PageTitle>
-      {outcome === "success" ? <Notice tone="success">Payment received. Your credits appear as soon as the payment is confirmed.</Notice> : null}
+      {outcome === "success" && !confirmed ? <Notice tone="success">Payment received. Your credits appear as soon as the payment is confirmed.</Notice> : null}
+      {outcome === "success" && confirmed ? <Notice tone="success">Payment confirmed: the credits are in your balance.</Notice> : null}
       {outcome === "cancelled" ? <Notice tone="warning">Checkout was cancelled; nothing was charged.</Notice> : null}
       <Card title="Balance" className="stat">
         {balance.isPending ? <Spinner /> : null}
         <ErrorAlert error={balance.error} />
-        {balance.data ? <p className="stat-value" data-testid="billing-balance">{formatCost(balance.data.balance)}</p> : null}
+        {balance.data ? <p className="stat-value" data-testid="billing-balance">{formatMoney(balance.data.balance)}</p> : null}
       </Card>
       <CreditsCard />
       <RedeemCard />
       <PlansCard />
-      <HistoryCard />
+      <HistoryCard history={history} />
     </>
   );
 }

@@ -3,12 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { CreatedKey } from "./api";
 import { KeyReveal } from "./key-reveal";
 
-const created: CreatedKey = {
-  id: "key_1", name: "ci", description: "", key: "ak-test-0123456789abcdefghijABCDEFGHIJxyz",
-  prefix: "ak-live-0123", created_at: "2025-01-01T00:00:00.000Z", status: "active" as const,
-  limit: null, limit_reset: "never", allowed_models: null, rate_limit: null, expires_at: null, allowed_ips: null,
-  usage: { spent_period: 0, spent_total: 0, requests_total: 0 }, limit_remaining: null,
-};
+const created: Pick<CreatedKey, "name" | "key"> = { name: "ci", key: "ak-test-0123456789abcdefghijABCDEFGHIJxyz" };
 
 describe("KeyReveal", () => {
   afterEach(() => vi.unstubAllGlobals());

@@ -1,9 +1,14 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
-import { formatDate, formatNumber } from "../../lib/format";
+import { formatDate, formatDay, formatMoney, formatNumber } from "../../lib/format";
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
-import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey } from "./api";
+import { useCreateKey, useKeys, useRevokeKey, type ApiKey, type CreatedKey, type RotatedKey } from "./api";
+import { EMPTY_CONTROLS, RESET_LABELS, controlsFromForm, controlsSummary, type ControlsForm } from "./controls";
+import { KeyControlsEditor } from "./key-controls-editor";
+import { KeyControlsFields } from "./key-controls-fields";
+import { RotateButton } from "./key-rotate";
+import { QuickStartCard } from "../quick-start/quick-start-card";
 import { KeyReveal } from "./key-reveal";
 
 function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKey) => void; focusOnMount: boolean }) {
@@ -11,6 +16,8 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
   const guard = useSubmitGuard();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
+  const [controls, setControls] = useState<ControlsForm>(EMPTY_CONTROLS);
+  const [problem, setProblem] = useState<string | null>(null);
   const nameInput = useRef<HTMLInputElement>(null);
   // Back from the key reveal, keyboard users continue here rather than at the top of the page.
   useEffect(() => {
@@ -19,12 +26,16 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    const checked = controlsFromForm(controls, Date.now());
+    if ("error" in checked) return setProblem(checked.error);
+    setProblem(null);
     if (!guard.begin()) return;
-    const input = { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) };
+    const input = { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}), ...checked.input };
     create.mutate(input, {
       onSuccess: (key) => {
         setName("");
         setDescription("");
+        setControls(EMPTY_CONTROLS);
         onCreated(key);
       },
       onSettled: guard.end,
@@ -44,6 +55,11 @@ function CreateKeyForm({ onCreated, focusOnMount }: { onCreated: (key: CreatedKe
       <button type="submit" className="btn btn-primary" disabled={create.isPending || !name.trim()}>
         {create.isPending ? "Creating…" : "Create key"}
       </button>
+      <details className="key-controls-toggle">
+        <summary>Limits and restrictions (optional): spend limit, models, rate limit, expiry, IPs</summary>
+        <KeyControlsFields value={controls} onChange={(next) => { setControls(next); setProblem(null); }} idPrefix="create" />
+      </details>
+      {problem ? <p className="field-error" role="alert">{problem}</p> : null}
       <ErrorAlert error={create.error} />
     </form>
   );
@@ -77,24 +93,50 @@ function RevokeButton({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: (name:
   );
 }
 
-function KeysTable({ keys, onRevoked }: { keys: ApiKey[]; onRevoked: (name: string) => void }) {
+/** What the key spent against its limit: this period's spend of the limit, with a meter; else its spend in all. */
+function SpendCell({ apiKey }: { apiKey: ApiKey }) {
+  if (apiKey.limit === null) return <span>{formatMoney(apiKey.usage.spent_total)} <span className="muted">in all, no limit</span></span>;
+  const spent = apiKey.limit_reset === "never" ? apiKey.usage.spent_total : apiKey.usage.spent_period;
+  return (
+    <span className="spend">
+      <span>{formatMoney(spent)} of {formatMoney(apiKey.limit)} <span className="muted">{RESET_LABELS[apiKey.limit_reset]}</span></span>
+      <meter min={0} max={apiKey.limit} value={Math.min(spent, apiKey.limit)} low={apiKey.limit * 0.75} high={apiKey.limit * 0.9} optimum={0}
+        aria-label={`Spent ${formatMoney(spent)} of ${formatMoney(apiKey.limit)}`} />
+      {apiKey.limit_remaining !== null ? <span className="muted">{formatMoney(apiKey.limit_remaining)} left</span> : null}
+    </span>
+  );
+}
+
+function KeysTable({ keys, onRevoked, onEdit, onRotated }: {
+  keys: ApiKey[]; onRevoked: (name: string) => void; onEdit: (id: string) => void; onRotated: (key: RotatedKey, graceSeconds: number) => void;
+}) {
   return (
     <div className="table-wrap">
       <table className="table">
         <thead>
-          <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Uses</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
+          <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Restrictions</th><th scope="col">Spend</th><th scope="col">Last used</th><th scope="col">Uses</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
         </thead>
         <tbody>
-          {keys.map((key) => (
-            <tr key={key.id} data-key-id={key.id}>
-              <td data-label="Name" className="wrap-anywhere">{key.name}</td>
-              <td data-label="Key"><code>{key.prefix}…</code></td>
-              <td data-label="Created">{formatDate(key.created_at)}</td>
-              <td data-label="Last used">{key.last_used ? formatDate(key.last_used) : "Never"}</td>
-              <td data-label="Uses" className="num">{formatNumber(key.usage_count)}</td>
-              <td className="actions"><RevokeButton apiKey={key} onRevoked={onRevoked} /></td>
-            </tr>
-          ))}
+          {keys.map((key) => {
+            const summary = controlsSummary(key, formatDay);
+            return (
+              <tr key={key.id} data-key-id={key.id}>
+                <td data-label="Name" className="wrap-anywhere">{key.name}</td>
+                <td data-label="Key"><code className="nowrap">{key.prefix}…</code><span className="key-meta muted">created {formatDay(key.created_at)}</span></td>
+                <td data-label="Restrictions" className="key-restrictions" data-testid="key-controls-summary">{summary.length > 0 ? summary.join(" · ") : "None"}</td>
+                <td data-label="Spend"><SpendCell apiKey={key} /></td>
+                <td data-label="Last used">{key.last_used ? formatDate(key.last_used) : "Never"}</td>
+                <td data-label="Uses" className="num">{formatNumber(key.usage_count)}</td>
+                <td className="actions">
+                  <div className="action-row">
+                    <button type="button" className="btn btn-small" onClick={() => onEdit(key.id)} aria-label={`Edit controls of ${key.name}`}>Edit</button>
+                    <RotateButton apiKey={key} onRotated={onRotated} />
+                    <RevokeButton apiKey={key} onRevoked={onRevoked} />
+                  </div>
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>
@@ -104,6 +146,9 @@ function KeysTable({ keys, onRevoked }: { keys: ApiKey[]; onRevoked: (name: stri
 export function KeysPage() {
   const keys = useKeys();
   const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [rotated, setRotated] = useState<{ key: RotatedKey; graceSeconds: number } | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const editedKey = keys.data?.keys.find((k) => k.id === editing);
   const [revealed, setRevealed] = useState(false);
   const [revoked, setRevoked] = useState<{ name: string } | null>(null);
   const revokedNotice = useRef<HTMLParagraphElement>(null);
@@ -122,6 +167,18 @@ export function KeysPage() {
       <Card title="Create a key">
         {created ? <KeyReveal created={created} onDone={dismissReveal} /> : <CreateKeyForm onCreated={setCreated} focusOnMount={revealed} />}
       </Card>
+      {rotated ? (
+        <Card title="Rotated key">
+          <KeyReveal
+            created={rotated.key} onDone={() => setRotated(null)} heading={`New secret for “${rotated.key.name}”`}
+            note={rotated.graceSeconds > 0
+              ? `The old secret keeps working for ${rotated.graceSeconds / 3600} hour${rotated.graceSeconds === 3600 ? "" : "s"}; switch your apps to this one before then.`
+              : "The old secret no longer works; switch your apps to this one."}
+          />
+        </Card>
+      ) : null}
+      {created || rotated ? <QuickStartCard secret={(rotated?.key ?? created)?.key} /> : null}
+      {editedKey ? <KeyControlsEditor key={editedKey.id} apiKey={editedKey} onClose={() => setEditing(null)} /> : null}
       <Card title="Active keys">
         {revoked ? <p className="alert alert-success wrap-anywhere" role="status" tabIndex={-1} ref={revokedNotice}>Key “{revoked.name}” was revoked.</p> : null}
         {keys.isPending ? <Spinner /> : null}
@@ -129,7 +186,7 @@ export function KeysPage() {
         {keys.data && keys.data.keys.length === 0 ? (
           <EmptyState title="No keys yet">Create one above to call the API from your code.</EmptyState>
         ) : null}
-        {keys.data && keys.data.keys.length > 0 ? <KeysTable keys={keys.data.keys} onRevoked={(name) => setRevoked({ name })} /> : null}
+        {keys.data && keys.data.keys.length > 0 ? <KeysTable keys={keys.data.keys} onRevoked={(name) => setRevoked({ name })} onEdit={setEditing} onRotated={(key, graceSeconds) => setRotated({ key, graceSeconds })} /> : null}
         {keys.data && keys.data.total > keys.data.keys.length ? <Notice>Showing {keys.data.keys.length} of {keys.data.total} keys.</Notice> : null}
       </Card>
     </>

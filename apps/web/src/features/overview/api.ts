@@ -1,36 +1,7 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "../../lib/http";
 import { utcDay, type DailyUsageRow } from "./chart-data";
-
-/** One record of GET /api/usage (the gateway's usage API, docs/api.md). */
-export interface UsageRecord {
-  id: string;
-  created_at: string;
-  model: string;
-  type: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  characters: number;
-  audio_seconds: number;
-  images: number;
-  processing_ms: number;
-  /** dollars */
-  cost: number;
-}
-
-interface Sums {
-  requests: number;
-  cost: number;
-}
-
-export interface UsageResponse {
-  data: UsageRecord[];
-  totals: Sums & {
-    by_day: Array<Sums & { date: string }>;
-    by_model: Array<Sums & { model: string }>;
-  };
-}
+import type { UsageResponse, UsageSums } from "../usage/api";
 
 // Beyond this many models the smallest are drawn as one "other" segment, to bound the per-model requests.
 const MAX_CHART_MODELS = 6;
@@ -74,11 +45,11 @@ export function useDailyByModel(usage: UsageResponse | undefined): { rows: Daily
 }
 
 export function splitByModel(
-  allDays: ReadonlyArray<Sums & { date: string }>,
-  perModel: ReadonlyArray<{ model: string; days: ReadonlyArray<Sums & { date: string }> }>,
+  allDays: ReadonlyArray<UsageSums & { date: string }>,
+  perModel: ReadonlyArray<{ model: string; days: ReadonlyArray<UsageSums & { date: string }> }>,
 ): DailyUsageRow[] {
   const rows: DailyUsageRow[] = [];
-  const used = new Map<string, Sums>();
+  const used = new Map<string, UsageSums>();
   for (const { model, days } of perModel) {
     for (const day of days) {
       rows.push({ date: day.date, model, requests: day.requests, cost: day.cost });

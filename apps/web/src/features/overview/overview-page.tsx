@@ -1,8 +1,9 @@
 import { useMemo, useState } from "react";
 import { Link } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, PageTitle, Spinner } from "../../components/ui";
-import { formatCost, formatDay, formatNumber } from "../../lib/format";
+import { formatMoney, formatDay, formatNumber } from "../../lib/format";
 import { useBalance, useSubscription } from "../billing/api";
+import { QuickStartCard } from "../quick-start/quick-start-card";
 import { useDailyByModel, useUsage } from "./api";
 import { shapeChartData, type ChartMetric } from "./chart-data";
 import { RecentRequests } from "./recent-requests";
@@ -14,7 +15,7 @@ function BalanceCard() {
     <Card title="Balance" className="stat">
       {balance.isPending ? <Spinner /> : null}
       <ErrorAlert error={balance.error} />
-      {balance.data ? <p className="stat-value" data-testid="balance">{formatCost(balance.data.balance)}</p> : null}
+      {balance.data ? <p className="stat-value" data-testid="balance">{formatMoney(balance.data.balance)}</p> : null}
       <Link to="/dashboard/billing">Add credits</Link>
     </Card>
   );
@@ -57,6 +58,7 @@ export function OverviewPage() {
         <BalanceCard />
         <PlanCard />
       </div>
+      <QuickStartCard />
       <Card
         title="Last 30 days"
         actions={
@@ -75,7 +77,7 @@ export function OverviewPage() {
         {usage.data ? (
           <>
             <p className="muted">
-              Total: <strong>{metric === "cost" ? formatCost(chart.total) : formatNumber(chart.total)}</strong>
+              Total: <strong>{metric === "cost" ? formatMoney(chart.total) : formatNumber(chart.total)}</strong>
               {/* the usage API counts days in UTC: east or west of it, a request's day can differ from its local date */}
               {" "}· days in UTC
             </p>
@@ -85,8 +87,9 @@ export function OverviewPage() {
           </>
         ) : null}
       </Card>
-      <Card title="Recent requests">
+      <Card title="Recent requests" actions={<Link to="/dashboard/usage">All usage</Link>}>
         {usage.isPending ? <Spinner /> : null}
+        <ErrorAlert error={usage.error} title="Recent requests could not be loaded" />
         {usage.data ? <RecentRequests records={usage.data.data} /> : null}
       </Card>
     </>

@@ -1,4 +1,5 @@
-import { formatCost, formatNumber } from "../../lib/format";
+import { useEffect, useRef, useState, type RefObject } from "react";
+import { formatMoney, formatNumber } from "../../lib/format";
 import { niceMax, type ChartData, type ChartMetric } from "./chart-data";
 
 const COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#9333ea", "#ca8a04", "#64748b"];
@@ -7,9 +8,10 @@ export function colorFor(index: number): string {
   return COLORS[index % COLORS.length] ?? "#64748b";
 }
 
-const WIDTH = 720;
+const DEFAULT_WIDTH = 720;
+const MIN_WIDTH = 280;
 const HEIGHT = 220;
-const PAD = { top: 10, right: 8, bottom: 24, left: 76 };
+const PAD = { top: 10, right: 20, bottom: 24, left: 76 };
 
 /** Bottom, middle and top lines; the middle one only where it is a whole number of requests. */
 function gridLines(top: number, metric: ChartMetric): number[] {
@@ -21,11 +23,34 @@ function axisLabel(value: number, metric: ChartMetric): string {
   return metric === "cost" ? `$${Number(value.toPrecision(3))}` : formatNumber(value);
 }
 
+/**
+ * The figure's rendered width in CSS pixels. The SVG's coordinate space follows it, so one unit is one pixel and the
+ * axis labels keep their 12 px at any width (a fixed 720-unit viewBox drew them 5 px tall at 375 px).
+ */
+function useRenderedWidth(ref: RefObject<HTMLElement | null>): number {
+  const [width, setWidth] = useState(DEFAULT_WIDTH);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const measure = () => {
+      const w = Math.round(el.getBoundingClientRect().width);
+      if (w > 0) setWidth(Math.max(MIN_WIDTH, w));
+    };
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [ref]);
+  return width;
+}
+
 /** Stacked bars in plain SVG (a picture with its total); the visually hidden table after it carries the same numbers for screen readers. */
 export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMetric }) {
-  const format = metric === "cost" ? formatCost : formatNumber;
+  const format = metric === "cost" ? formatMoney : formatNumber;
+  const figure = useRef<HTMLElement>(null);
+  const width = useRenderedWidth(figure);
   const top = niceMax(data.max);
-  const innerW = WIDTH - PAD.left - PAD.right;
+  const innerW = width - PAD.left - PAD.right;
   const innerH = HEIGHT - PAD.top - PAD.bottom;
   const slot = innerW / Math.max(1, data.days.length);
   const barW = Math.max(2, slot * 0.7);
@@ -33,11 +58,11 @@ export function UsageChart({ data, metric }: { data: ChartData; metric: ChartMet
   const colorIndex = new Map(data.models.map((m, i) => [m, i]));
 
   return (
-    <figure className="chart">
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`${metric === "cost" ? "Spend" : "Requests"} per day for the last ${data.days.length} days, total ${format(data.total)}`}>
+    <figure className="chart" ref={figure}>
+      <svg viewBox={`0 0 ${width} ${HEIGHT}`} role="img" aria-label={`${metric === "cost" ? "Spend" : "Requests"} per day for the last ${data.days.length} days, total ${format(data.total)}`}>
         {gridLines(top, metric).map((f) => (
           <g key={f}>
-            <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(top * f)} y2={y(top * f)} className="grid" />
+            <line x1={PAD.left} x2={width - PAD.right} y1={y(top * f)} y2={y(top * f)} className="grid" />
             <text x={PAD.left - 6} y={y(top * f) + 4} textAnchor="end" className="axis">{axisLabel(top * f, metric)}</text>
           </g>
         ))}

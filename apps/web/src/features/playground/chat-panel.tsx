@@ -1,6 +1,6 @@
 import { useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { ErrorAlert } from "../../components/ui";
-import { formatCost, formatNumber } from "../../lib/format";
+import { formatMoney, formatNumber } from "../../lib/format";
 import { estimateCost, streamChat, type ChatMessage, type ModelInfo } from "./api";
 import type { ChatUsage } from "./sse";
 
@@ -95,7 +95,7 @@ export function ChatPanel({ model }: { model: ModelInfo }) {
             {t.usage ? (
               <p className="msg-meta" data-testid="answer-usage">
                 {formatNumber(t.usage.prompt_tokens)} prompt + {formatNumber(t.usage.completion_tokens)} completion tokens
-                {t.cost !== undefined && t.cost !== null ? ` · ${formatCost(t.cost)}` : ""}
+                {t.cost !== undefined && t.cost !== null ? ` · ${formatMoney(t.cost)}` : ""}
               </p>
             ) : null}
           </li>

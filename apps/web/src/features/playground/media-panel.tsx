@@ -1,6 +1,6 @@
 import { useRef, useState, type FormEvent } from "react";
 import { ErrorAlert, Spinner } from "../../components/ui";
-import { formatCost, formatNumber } from "../../lib/format";
+import { formatMoney, formatNumber } from "../../lib/format";
 import { apiRequest } from "../../lib/http";
 import { chargedCost, estimateCost, runTask, type ImageResult, type ModelInfo, type SpeechResult } from "./api";
 
@@ -72,7 +72,7 @@ export function ImagePanel({ model }: { model: ModelInfo }) {
       {result ? (
         <div className="media-result">
           {result.srcs.map((src, i) => <img key={i} src={src} alt={`Generated image ${i + 1} for: ${prompt}`} />)}
-          <p className="msg-meta">{result.srcs.length} image{result.srcs.length === 1 ? "" : "s"}{result.cost !== null ? ` · ${formatCost(result.cost)}` : ""}</p>
+          <p className="msg-meta">{result.srcs.length} image{result.srcs.length === 1 ? "" : "s"}{result.cost !== null ? ` · ${formatMoney(result.cost)}` : ""}</p>
         </div>
       ) : null}
     </div>
@@ -125,7 +125,7 @@ export function SpeechPanel({ model }: { model: ModelInfo }) {
       {result ? (
         <div className="media-result">
           {result.src ? <audio controls src={result.src} /> : null}
-          <p className="msg-meta">{formatNumber(result.chars)} characters{result.cost !== null ? ` · ${formatCost(result.cost)}` : ""}</p>
+          <p className="msg-meta">{formatNumber(result.chars)} characters{result.cost !== null ? ` · ${formatMoney(result.cost)}` : ""}</p>
         </div>
       ) : null}
     </div>

@@ -19,7 +19,7 @@ function ProfileCard() {
   // "Profile saved." (or a refusal) describes the name that was sent: editing it again clears that answer.
   return (
     <Card title="Profile">
-      <form className="form" onSubmit={(e: FormEvent) => { e.preventDefault(); update.mutate({ name: name.trim() }); }}>
+      <form className="form form-narrow" onSubmit={(e: FormEvent) => { e.preventDefault(); update.mutate({ name: name.trim() }); }}>
         <label className="field">
           <span>Name</span>
           <input name="name" autoComplete="name" value={name} onChange={(e) => { setName(e.target.value); if (!update.isPending) update.reset(); }} required maxLength={100} />
@@ -52,7 +52,7 @@ function PasswordCard() {
 
   return (
     <Card title="Change password">
-      <form className="form" onSubmit={submit} noValidate>
+      <form className="form form-narrow" onSubmit={submit} noValidate>
         <label className="field">
           <span>Current password</span>
           <input type="password" name="current-password" autoComplete="current-password" value={current} onChange={(e) => { setCurrent(e.target.value); edited(); }} />
@@ -92,7 +92,7 @@ function DeleteCard() {
         This permanently deletes your account: every API key is revoked, an active subscription is cancelled and your
         personal data is erased. Remaining credits are lost.
       </p>
-      <form className="form" onSubmit={submit} noValidate>
+      <form className="form form-narrow" onSubmit={submit} noValidate>
         <label className="field">
           <span>Type <strong>{DELETE_PHRASE}</strong> to confirm</span>
           <input name="confirm-phrase" autoComplete="off" value={phrase} onChange={(e) => setPhrase(e.target.value)} />

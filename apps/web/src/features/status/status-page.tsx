@@ -9,6 +9,15 @@ const LABELS: Record<string, string> = {
   payment_provider: "Payments",
 };
 
+/**
+ * What a degraded or failing service means for a customer. The check's own `issue` is an operator's detail (an
+ * upstream's raw error text, a host name): it stays in the API for operators and is not shown here.
+ */
+const CUSTOMER_NOTE: Record<string, string> = {
+  degraded: "Responding more slowly than usual.",
+  unhealthy: "Requests that need this service may fail. We are looking into it.",
+};
+
 const MEANING: Record<string, string> = {
   healthy: "Fully operational",
   degraded: "Operational but slower than normal",
@@ -39,7 +48,7 @@ export function StatusPage() {
                   <span className="service-name">{LABELS[name] ?? name}</span>
                   <span className={`badge badge-${entry.status}`}>{entry.status}</span>
                   <span className="muted">{entry.response_time} ms</span>
-                  {entry.issue ? <span className="service-issue">{entry.issue}</span> : null}
+                  {CUSTOMER_NOTE[entry.status] ? <span className="service-issue">{CUSTOMER_NOTE[entry.status]}</span> : null}
                 </li>
               ))}
             </ul>
