@@ -142,6 +142,7 @@ const HISTORY_LABELS: Record<HistoryEntry["type"], string> = {
   hold: "Request hold",
   settle: "Request charge",
   release: "Hold released",
+  gap: "Ledger repair",
 };
 
 export const historyLabel = (type: HistoryEntry["type"]): string => HISTORY_LABELS[type];

@@ -3,7 +3,7 @@ import { Link, useSearchParams } from "react-router-dom";
 import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../components/ui";
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
-import { formatCost, formatDate, formatDay, formatMoney } from "../../lib/format";
+import { formatDate, formatDay, formatMoney } from "../../lib/format";
 import { RedeemCard } from "./redeem-card";
 import { historyLabel, useBalance, useCheckoutConfirmed, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
