@@ -9,6 +9,9 @@ export type ObservationSink = Pick<GatewayMetrics, "upstreamCall" | "charge">;
 /** The deployment label until a model has several (routing passes its own deployment id). */
 export const DEFAULT_DEPLOYMENT = "default";
 
+/** The "error" of an upstream call cut because its client left: the upstream series count it apart. */
+export const CLIENT_GONE = "client_gone";
+
 /** The steps of a gateway request that get a span of their own (CONTRACT 14). */
 export type StepName = "key_check" | "limits" | "hold" | "settle";
 
@@ -39,6 +42,8 @@ export class RequestObservation {
     private readonly providerOf: (model: string) => string,
     private readonly tracer: Tracer | undefined,
     readonly span: Span | undefined,
+    /** the answer: a call that failed because its client left is no upstream error */
+    private readonly res?: Pick<Response, "destroyed" | "writableFinished">,
   ) {
     this.parent = span ? trace.setSpan(ROOT_CONTEXT, span) : undefined;
   }
@@ -69,7 +74,7 @@ export class RequestObservation {
     const ms = performance.now() - startedAt;
     this.upstreamMs = (this.upstreamMs ?? 0) + ms;
     const provider = this.providerOf(model);
-    const errorCode = err === undefined ? undefined : toAppError(err).code;
+    const errorCode = err === undefined ? undefined : this.clientGone() ? CLIENT_GONE : toAppError(err).code;
     this.metrics.upstreamCall(provider, deployment, ms / 1000, errorCode);
     if (!this.tracer) return;
     const span = this.tracer.startSpan("gateway.upstream", {
@@ -77,6 +82,10 @@ export class RequestObservation {
       attributes: { "gateway.provider": provider, "gateway.deployment": deployment, "gateway.model": model },
     }, this.parent);
     endSpan(span, err);
+  }
+
+  private clientGone(): boolean {
+    return this.res !== undefined && this.res.destroyed && !this.res.writableFinished;
   }
 
   /** Notes what the settle of `usage` charged (micro-dollars): the tokens and money series, the access log line. */

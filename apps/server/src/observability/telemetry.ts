@@ -66,7 +66,7 @@ export class Telemetry {
     return (req, res, next) => {
       const startedAt = performance.now();
       const span = tracer?.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, ROOT_CONTEXT);
-      const observation = new RequestObservation(this.metrics, providerOf, tracer, span);
+      const observation = new RequestObservation(this.metrics, providerOf, tracer, span, res);
       res.locals.observation = observation;
       res.once("close", () => {
         // observing must never take the server down: a fault here is logged, the request is long answered
