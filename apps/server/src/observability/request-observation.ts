@@ -53,6 +53,12 @@ export class RequestObservation {
    * the charge is known; the access log line waits for it.
    */
   settling: Promise<unknown> | undefined;
+  /**
+   * A hold is open, its upstream called: a charge (`charged`) or a release (`released`) follows. An answer that
+   * closes meanwhile (its client left) waits for it: `whenClosed` is told then.
+   */
+  charging = false;
+  whenClosed: (() => void) | undefined;
 
   /** `work` (already started) timed as one step's span when tracing; returned as it is when not. */
   step<T>(name: StepName, work: Promise<T>): Promise<T> {
@@ -67,7 +73,20 @@ export class RequestObservation {
    * upstream series and, when tracing, as a span. Routing passes the deployment it chose.
    */
   upstreamStarted(): number {
+    this.charging = true;
     return performance.now();
+  }
+
+  /** The hold was given back: nothing is charged. */
+  released(): void {
+    this.closeCharge();
+  }
+
+  private closeCharge(): void {
+    this.charging = false;
+    const told = this.whenClosed;
+    this.whenClosed = undefined;
+    told?.();
   }
 
   upstreamEnded(model: string, startedAt: number, err?: unknown, deployment: string = DEFAULT_DEPLOYMENT): void {
@@ -93,6 +112,7 @@ export class RequestObservation {
     this.usage = usage;
     this.cost = micros;
     this.metrics.charge(usage, micros);
+    this.closeCharge();
   }
 
   /** Runs `fn` with this request's span active (log lines then carry its trace id). */
