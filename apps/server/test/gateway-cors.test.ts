@@ -127,22 +127,24 @@ describe("CORS on the API-key routes (API_CORS_ORIGINS default *)", () => {
     expect(corsHeadersOf(pre)).toEqual({});
   });
 
-  it("an OPTIONS of the usage API or another route Express serves itself is answered as any other request, never Express's 200 text/plain", async () => {
+  it("an OPTIONS of the usage API or another route Express serves itself is answered as any other undeclared method (405), never Express's 200 text/plain", async () => {
     const usage = await preflight(server, "/api/usage", APP, "GET");
     expect(usage.status).toBe(401);
     expect(usage.headers.get("cache-control")).toBe("no-store");
     expect(corsHeadersOf(usage)).toEqual({});
     expect((await readJson(usage)).error.code).toBe("unauthorized");
+    // a path the OpenAPI document declares, asked with a method it does not: 405 with the declared methods in Allow
     const keyed = await fetch(`${server.url}/api/usage`, { method: "OPTIONS", headers: authHeaders(user.key, false) });
-    expect(keyed.status).toBe(404);
-    expect((await readJson(keyed)).error.code).toBe("not_found");
+    expect(keyed.status).toBe(405);
+    expect(keyed.headers.get("allow")).toBe("GET, HEAD");
+    expect((await readJson(keyed)).error.code).toBe("method_not_allowed");
     // /api/auth/me also serves GET and PATCH: Express's own answer said only "DELETE"
-    for (const path of ["/api/auth/me", "/api/auth/oauth/google", "/api/auth/callback"]) {
+    for (const [path, allow] of [["/api/auth/me", "GET, DELETE, PATCH, HEAD"], ["/api/auth/oauth/google", "GET, HEAD"], ["/api/auth/callback", "GET, HEAD"]]) {
       const res = await fetch(`${server.url}${path}`, { method: "OPTIONS" });
-      expect(res.status, path).toBe(404);
-      expect(res.headers.get("allow"), path).toBeNull();
+      expect(res.status, path).toBe(405);
+      expect(res.headers.get("allow"), path).toBe(allow);
       expect(res.headers.get("cache-control"), path).toBe("no-store");
-      expect((await readJson(res)).error, path).toMatchObject({ code: "not_found", type: "not_found_error" });
+      expect((await readJson(res)).error, path).toMatchObject({ code: "method_not_allowed", type: "invalid_request_error" });
     }
   });
 });

@@ -142,6 +142,55 @@ describe("GET /metrics and the access log (tracing off)", () => {
     expect(raw).not.toContain("very private prompt");
   });
 
+  it("a client that leaves while the upstream works: a 499 line, a cancelled upstream call, no upstream error", async () => {
+    const user = await fundedUser(server, 1);
+    const before = await scrape(server);
+    fakes.textA.failNext(1, { kind: "delay", ms: 5_000 });
+    const reached = fakes.textA.requests.length;
+    const abort = new AbortController();
+    const pending = postJson(server, CHAT, user.key, chat("leaving early"), {}, abort.signal).catch(() => undefined);
+    await expect.poll(() => fakes.textA.requests.length, { timeout: 10_000 }).toBeGreaterThan(reached);
+    abort.abort();
+    await pending;
+    await expect.poll(() => accessLines(logs).find((l) => l.userId === user.userId), { timeout: 10_000 }).toBeDefined();
+    // the line waited for the hold's release: nothing charged
+    const line = accessLines(logs).find((l) => l.userId === user.userId);
+    expect(line).toMatchObject({ status: 499, model: "textA-4", upstreamMs: expect.any(Number) });
+    expect(line.costMicros).toBeUndefined();
+    const cancelled = { provider: "textA", deployment: "default", outcome: "cancelled" };
+    await expect.poll(async () => (await scrape(server)).count("gateway_upstream_request_duration_seconds", cancelled) - before.count("gateway_upstream_request_duration_seconds", cancelled), { timeout: 10_000 }).toBe(1);
+    const after = await scrape(server);
+    expect(after.value("gateway_upstream_errors_total", { provider: "textA" }) - before.value("gateway_upstream_errors_total", { provider: "textA" })).toBe(0);
+    expect(after.value("gateway_requests_total", { model: "textA-4", endpoint: CHAT, outcome: "client_closed" })
+      - before.value("gateway_requests_total", { model: "textA-4", endpoint: CHAT, outcome: "client_closed" })).toBe(1);
+  });
+
+  it("a client that leaves mid-stream: its line and counters say partial, with what the ledger charged for the output sent", async () => {
+    const user = await fundedUser(server, 1);
+    const before = await scrape(server);
+    fakes.textA.chunkDelayMs = 100;
+    try {
+      const words = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ");
+      const abort = new AbortController();
+      const res = await postJson(server, CHAT, user.key, chat(words, { stream: true }), {}, abort.signal);
+      const reader = res.body?.getReader();
+      let received = "";
+      while (reader && !received.includes("w1")) received += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      const requestId = res.headers.get("x-request-id");
+      await expect.poll(() => accessLines(logs).find((l) => l.requestId === requestId), { timeout: 10_000 }).toBeDefined();
+      const [charged] = await settledCosts(server, user.userId);
+      expect(charged).toBeGreaterThan(0);
+      expect(accessLines(logs).find((l) => l.requestId === requestId)).toMatchObject({ status: 200, usageStatus: "partial", costMicros: charged });
+      const after = await scrape(server);
+      const partial = { model: "textA-4", endpoint: CHAT, outcome: "partial" };
+      expect(after.value("gateway_requests_total", partial) - before.value("gateway_requests_total", partial)).toBe(1);
+      expect(after.value("gateway_charged_microdollars_total", { model: "textA-4" }) - before.value("gateway_charged_microdollars_total", { model: "textA-4" })).toBe(charged);
+    } finally {
+      fakes.textA.chunkDelayMs = 0;
+    }
+  });
+
   it("a 401, a 402, a 429 and a 502 each leave their line and count as their outcome; 402 and 429 as limit refusals", async () => {
     const before = await scrape(server);
     const broke = await fundedUser(server, 0);

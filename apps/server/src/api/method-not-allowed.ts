@@ -1,15 +1,21 @@
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError } from "@gw/shared";
+import type { AppContext } from "../context";
+import { openApiDocument } from "./openapi-document";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 interface DocumentedPath { pattern: RegExp; allow: string }
 
-/** The document's paths (under its server's base path) with the methods each declares; HEAD goes with GET. */
+/**
+ * The document's paths (under their server's base path: the document's, or the path item's own, as the gateway's
+ * routes name the public origin) with the methods each declares; HEAD goes with GET.
+ */
 function documentedPaths(doc: OpenAPIObject): DocumentedPath[] {
-  const base = new URL(doc.servers?.[0]?.url ?? "http://localhost").pathname.replace(/\/$/, "");
+  const basePath = (url: string | undefined) => new URL(url ?? "http://localhost").pathname.replace(/\/$/, "");
   return Object.entries(doc.paths ?? {}).map(([template, item]) => {
+    const base = basePath(item?.servers?.[0]?.url ?? doc.servers?.[0]?.url);
     const declared = METHODS.filter((m) => item && m in item).map((m) => m.toUpperCase());
     if (declared.includes("GET") && !declared.includes("HEAD")) declared.push("HEAD");
     const source = `${base}${template}`.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^/]+");
@@ -17,18 +23,25 @@ function documentedPaths(doc: OpenAPIObject): DocumentedPath[] {
   });
 }
 
+const paths = new WeakMap<AppContext, DocumentedPath[]>();
+
 /**
- * A path the OpenAPI document declares, asked with a method it does not: 405 `method_not_allowed` with `Allow` (RFC
- * 9110), rather than the 404 of a path that does not exist. Mounted after every route, so it answers only what no
- * route took.
+ * For a request no route took: when the OpenAPI document declares its path (with other methods), 405
+ * `method_not_allowed` with `Allow` (RFC 9110) set on `res`, rather than the 404 of a path that does not exist.
  */
-export function methodNotAllowed(document: () => OpenAPIObject): RequestHandler {
-  let paths: DocumentedPath[] | undefined;
-  return (req, res, next) => {
-    paths ??= documentedPaths(document());
-    const match = paths.find((p) => p.pattern.test(req.path));
-    if (!match) return next();
-    res.setHeader("Allow", match.allow);
-    next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${match.allow}.`));
-  };
+export function undeclaredMethod(ctx: AppContext, req: Request, res: Response): AppError | undefined {
+  let documented = paths.get(ctx);
+  if (!documented) {
+    documented = documentedPaths(openApiDocument(ctx));
+    paths.set(ctx, documented);
+  }
+  // the whole path: under a router's mount path (`router.use("/v1", …)`) req.path is only the rest
+  const path = req.originalUrl.split("?")[0] ?? req.path;
+  const match = documented.find((p) => p.pattern.test(path));
+  if (!match) return undefined;
+  res.setHeader("Allow", match.allow);
+  return new AppError("method_not_allowed", `${req.method} is not allowed on ${path}; allowed: ${match.allow}.`);
 }
+
+/** undeclaredMethod as the last handler: mounted after every route, it answers only what no route took. */
+export const methodNotAllowed = (ctx: AppContext): RequestHandler => (req, res, next) => next(undeclaredMethod(ctx, req, res));

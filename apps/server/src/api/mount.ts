@@ -1,12 +1,10 @@
 import type { Express } from "express";
-import { buildOpenApiDocument } from "@gw/api/openapi";
-import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
-import { gatewayOperations } from "../gateway/openapi";
 import { mountAuthRoutes } from "../auth/mount";
 import { lowerCaseMediaType } from "../http/content-type";
 import { jsonParser } from "../http/json-body";
 import { methodNotAllowed } from "./method-not-allowed";
+import { openApiDocument } from "./openapi-document";
 import { noStore } from "../http/no-store";
 import { csrfGuard } from "./csrf";
 import { renderDocsPage } from "./docs-page";
@@ -14,14 +12,9 @@ import { objectBody } from "./object-body";
 import { restHandler } from "./rest";
 import { trpcEndpoint } from "./trpc-endpoint";
 
-const API_VERSION = "1.0.0";
-
 /** /api: tRPC for the dashboard, the REST routes generated from the same routers, the OpenAPI document and its page. */
 export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
-  let doc: OpenAPIObject | undefined;
-  const document = () => (doc ??= buildOpenApiDocument({
-    baseUrl: `${ctx.config.publicUrl}/api`, version: API_VERSION, gateway: { origin: ctx.config.publicUrl, ...gatewayOperations() },
-  }));
+  const document = () => openApiDocument(ctx);
 
   app.use("/api", noStore, lowerCaseMediaType, csrfGuard(ctx.config.publicUrl));
   app.get("/api/openapi.json", (_req, res) => {
@@ -33,5 +26,5 @@ export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
   app.use("/api/trpc", ...trpcEndpoint(ctx));
   mountAuthRoutes(app, ctx);
   app.use("/api", jsonParser(ctx.config.jsonBodyLimitBytes), objectBody, restHandler(ctx));
-  app.use(methodNotAllowed(document));
+  app.use(methodNotAllowed(ctx));
 }

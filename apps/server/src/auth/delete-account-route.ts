@@ -5,7 +5,7 @@ import { AppError } from "@gw/shared";
 import { objectBodyError, unsupportedBodyType } from "../api/object-body";
 import { statusFormUnavailable } from "../api/rest-errors";
 import type { AppContext } from "../context";
-import { notFound } from "../http/errors";
+import { methodNotAllowed } from "../api/method-not-allowed";
 import { jsonParser } from "../http/json-body";
 
 export const deleteAccountInput = z.object({
@@ -36,8 +36,8 @@ export function deleteAccountRoute(ctx: AppContext): Router {
       next(err);
     }
   });
-  // not Express's own 200 "DELETE" (which would also hide GET and PATCH): the JSON 404 the REST routes give
-  router.options("/api/auth/me", notFound);
+  // not Express's own 200 "DELETE" (which would also hide GET and PATCH): the JSON 405 the REST routes give
+  router.options("/api/auth/me", methodNotAllowed(ctx));
   router.use("/api/auth/me", statusFormUnavailable(ctx.config.errorDebug));
   return router;
 }

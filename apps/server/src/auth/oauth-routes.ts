@@ -2,6 +2,7 @@ import { Router, type Response } from "express";
 import { OAUTH_STATE_COOKIE, readCookie, type OAuthRedirect } from "@gw/auth";
 import type { AppContext } from "../context";
 import { notFound } from "../http/errors";
+import { methodNotAllowed } from "../api/method-not-allowed";
 
 function redirect(res: Response, to: OAuthRedirect): void {
   for (const cookie of to.setCookies) res.append("Set-Cookie", cookie);
@@ -31,7 +32,7 @@ export function oauthRoutes(ctx: AppContext): Router {
       next(err);
     }
   });
-  // not Express's own 200 text/plain "GET, HEAD": the JSON 404 of any other unserved method
-  router.options(["/api/auth/oauth/:provider", "/api/auth/callback"], notFound);
+  // not Express's own 200 text/plain "GET, HEAD": the JSON 405 (with Allow) of any other undeclared method
+  router.options(["/api/auth/oauth/:provider", "/api/auth/callback"], methodNotAllowed(ctx));
   return router;
 }

@@ -6,7 +6,7 @@ import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { apiCors } from "../http/cors";
 import type { DirectRoutes } from "../http/direct-routes";
-import { notFound } from "../http/errors";
+import { methodNotAllowed, undeclaredMethod } from "../api/method-not-allowed";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
@@ -151,11 +151,12 @@ export async function mountGateway(
   // Any other path under the gateway's prefixes is a 404 that, like every answer of these endpoints (CONTRACT 7),
   // carries the caller's X-RateLimit-* headers once the key is known.
   // Express would answer an OPTIONS of the usage API itself (200 text/plain "GET, HEAD"): it has no CORS, so it is
-  // answered as any other request there (401 without a key, else 404)
-  router.options("/api/usage", noStore, usageAuth, notFound);
+  // answered as any other undeclared method there (401 without a key, else 405 with Allow)
+  router.options("/api/usage", noStore, usageAuth, methodNotAllowed(ctx));
   // GET /api/v1/key is an API route (the keys router's REST face, mounted after the gateway), not a gateway one
   router.all("/api/v1/key", (_req, _res, next) => next("router"));
-  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
+  // (a path the OpenAPI document declares, asked with another method: 405 with Allow)
+  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, res, next) => next(undeclaredMethod(ctx, req, res) ?? new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));

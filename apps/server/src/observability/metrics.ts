@@ -83,10 +83,14 @@ export class GatewayMetrics {
     this.gatewayRequests.inc({ model, endpoint, outcome });
   }
 
-  /** One upstream call; `errorCode` when it failed (the AppError code it ended with). */
+  /**
+   * One upstream call; `errorCode` when it failed (the AppError code it ended with), `client_gone` when it was cut
+   * because its client left (outcome `cancelled`, not an upstream error).
+   */
   upstreamCall(provider: string, deployment: string, seconds: number, errorCode?: string): void {
-    this.upstreamDuration.observe({ provider, deployment, outcome: errorCode === undefined ? "success" : "error" }, seconds);
-    if (errorCode !== undefined) this.upstreamErrors.inc({ provider, deployment, reason: errorCode });
+    const outcome = errorCode === undefined ? "success" : errorCode === "client_gone" ? "cancelled" : "error";
+    this.upstreamDuration.observe({ provider, deployment, outcome }, seconds);
+    if (outcome === "error" && errorCode !== undefined) this.upstreamErrors.inc({ provider, deployment, reason: errorCode });
   }
 
   charge(usage: ChargedUsage, micros: number): void {

@@ -9,6 +9,9 @@ export type ObservationSink = Pick<GatewayMetrics, "upstreamCall" | "charge">;
 /** The deployment label until a model has several (routing passes its own deployment id). */
 export const DEFAULT_DEPLOYMENT = "default";
 
+/** The "error" of an upstream call cut because its client left: the upstream series count it apart. */
+export const CLIENT_GONE = "client_gone";
+
 /** The steps of a gateway request that get a span of their own (CONTRACT 14). */
 export type StepName = "key_check" | "limits" | "hold" | "settle";
 
@@ -39,6 +42,8 @@ export class RequestObservation {
     private readonly providerOf: (model: string) => string,
     private readonly tracer: Tracer | undefined,
     readonly span: Span | undefined,
+    /** the answer: a call that failed because its client left is no upstream error */
+    private readonly res?: Pick<Response, "destroyed" | "writableFinished">,
   ) {
     this.parent = span ? trace.setSpan(ROOT_CONTEXT, span) : undefined;
   }
@@ -48,6 +53,12 @@ export class RequestObservation {
    * the charge is known; the access log line waits for it.
    */
   settling: Promise<unknown> | undefined;
+  /**
+   * A hold is open, its upstream called: a charge (`charged`) or a release (`released`) follows. An answer that
+   * closes meanwhile (its client left) waits for it: `whenClosed` is told then.
+   */
+  charging = false;
+  whenClosed: (() => void) | undefined;
 
   /** `work` (already started) timed as one step's span when tracing; returned as it is when not. */
   step<T>(name: StepName, work: Promise<T>): Promise<T> {
@@ -62,14 +73,27 @@ export class RequestObservation {
    * upstream series and, when tracing, as a span. Routing passes the deployment it chose.
    */
   upstreamStarted(): number {
+    this.charging = true;
     return performance.now();
+  }
+
+  /** The hold was given back: nothing is charged. */
+  released(): void {
+    this.closeCharge();
+  }
+
+  private closeCharge(): void {
+    this.charging = false;
+    const told = this.whenClosed;
+    this.whenClosed = undefined;
+    told?.();
   }
 
   upstreamEnded(model: string, startedAt: number, err?: unknown, deployment: string = DEFAULT_DEPLOYMENT): void {
     const ms = performance.now() - startedAt;
     this.upstreamMs = (this.upstreamMs ?? 0) + ms;
     const provider = this.providerOf(model);
-    const errorCode = err === undefined ? undefined : toAppError(err).code;
+    const errorCode = err === undefined ? undefined : this.clientGone() ? CLIENT_GONE : toAppError(err).code;
     this.metrics.upstreamCall(provider, deployment, ms / 1000, errorCode);
     if (!this.tracer) return;
     const span = this.tracer.startSpan("gateway.upstream", {
@@ -79,11 +103,16 @@ export class RequestObservation {
     endSpan(span, err);
   }
 
+  private clientGone(): boolean {
+    return this.res !== undefined && this.res.destroyed && !this.res.writableFinished;
+  }
+
   /** Notes what the settle of `usage` charged (micro-dollars): the tokens and money series, the access log line. */
   charged(usage: ObservedUsage, micros: number): void {
     this.usage = usage;
     this.cost = micros;
     this.metrics.charge(usage, micros);
+    this.closeCharge();
   }
 
   /** Runs `fn` with this request's span active (log lines then carry its trace id). */

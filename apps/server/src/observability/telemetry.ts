@@ -10,6 +10,9 @@ import { GatewayMetrics } from "./metrics";
 import { RequestObservation } from "./request-observation";
 import { startTracing, type Tracing } from "./tracing";
 
+/** How long an access log line waits for the charge of a request whose client left mid-call. */
+const CHARGE_WAIT_MS = 30_000;
+
 /** Statuses of a limit's refusal: 402 (credits, a key's spend limit) and 429 (requests per minute, concurrency). */
 const LIMIT_STATUSES = new Set([402, 429]);
 
@@ -66,7 +69,7 @@ export class Telemetry {
     return (req, res, next) => {
       const startedAt = performance.now();
       const span = tracer?.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, ROOT_CONTEXT);
-      const observation = new RequestObservation(this.metrics, providerOf, tracer, span);
+      const observation = new RequestObservation(this.metrics, providerOf, tracer, span, res);
       res.locals.observation = observation;
       res.once("close", () => {
         // observing must never take the server down: a fault here is logged, the request is long answered
@@ -114,7 +117,25 @@ export class Telemetry {
       observation.settling.then(gatewayDone, gatewayDone)
         .catch((err: unknown) => logger.warn({ err: (err as Error).message, requestId: res.locals.requestId }, "observing a request failed"));
     }
+    else if (observation.charging) this.afterCharge(observation, gatewayDone);
     else gatewayDone();
+  }
+
+  /**
+   * An answer closed while its request still holds credits (the client left mid-call): the line waits for the charge
+   * or the release that follows, so that it says what was charged. Bounded, so that a charge that never comes (its
+   * settle failed) still leaves the line.
+   */
+  private afterCharge(observation: RequestObservation, done: () => void): void {
+    let logged = false;
+    const once = () => {
+      if (logged) return;
+      logged = true;
+      clearTimeout(timer);
+      done();
+    };
+    const timer = setTimeout(once, CHARGE_WAIT_MS).unref();
+    observation.whenClosed = once;
   }
 
   /**

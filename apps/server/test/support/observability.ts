@@ -11,8 +11,13 @@ const sameLabels = (series: { labels: Record<string, string> }, labels: Record<s
 export class Scrape {
   constructor(readonly families: PromMetrics) {}
 
+  /**
+   * Samples whose value is NaN (prom-client writes `Nan`, an event loop gauge before its first sample) are left out:
+   * Prometheus reads them (Go's ParseFloat takes any letter case), this parser refuses them.
+   */
   static async parse(text: string): Promise<Scrape> {
-    return new Scrape(await getMetricsFromStream(Readable.from([text])));
+    const readable = text.split("\n").filter((line) => !/ nan$/i.test(line)).join("\n");
+    return new Scrape(await getMetricsFromStream(Readable.from([readable])));
   }
 
   /** A family's type as the exposition declares it (`counter`, `gauge`, `histogram`). */

@@ -35,6 +35,7 @@ export async function billed<T>(
       // The hold expires on its own (HOLD_TTL_SECONDS); the client still gets the real error.
       deps.ctx.logger.error({ err: (releaseErr as Error).message, holdId: hold.holdId }, "hold release failed");
     });
+    meta.observation.released();
     throw err;
   }
   const record = usageRecord(deps, meta, usage);

@@ -274,6 +274,7 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
     meta.observation.upstreamEnded(model.id, upstreamAt, err);
     if (!started) {
       await hold.release().catch(() => undefined);
+      meta.observation.released();
       throw err;
     }
     // Output began: charge what was produced, then tell the client (if still there) that the stream broke. The prompt
