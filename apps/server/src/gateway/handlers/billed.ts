@@ -25,7 +25,9 @@ export async function billed<T>(
   let upstreamAt: number | undefined = meta.observation.upstreamStarted();
   try {
     result = await run();
-    meta.observation.upstreamEnded(model, upstreamAt);
+    // the deployment that answered (CONTRACT 13), when the call went through the router
+    const served = (result as { served?: Served } | null)?.served;
+    meta.observation.upstreamEnded(served?.model.id ?? model, upstreamAt, undefined, served?.deploymentId);
     upstreamAt = undefined;
     cost = costOf(result);
     usage = usageOf(result);

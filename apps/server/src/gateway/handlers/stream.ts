@@ -269,9 +269,9 @@ async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, s
       }
     }
     if (!final) throw new Error("stream ended without a final event");
-    meta.observation.upstreamEnded(model.id, upstreamAt);
+    meta.observation.upstreamEnded(model.id, upstreamAt, undefined, deployment);
   } catch (err) {
-    meta.observation.upstreamEnded(model.id, upstreamAt, err);
+    meta.observation.upstreamEnded(model.id, upstreamAt, err, deployment);
     if (!started) {
       await hold.release().catch(() => undefined);
       meta.observation.released();
