@@ -2,6 +2,7 @@ import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
 import { isUnixSeconds } from "../stripe-subscription";
 import { isLiveKey } from "../stripe/client";
+import { onChargeReceipt, onSetupIntentSucceeded } from "./card-handlers";
 import { onChargeRefunded, onDisputeFunds } from "./charge-handlers";
 import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
 import { verifyWebhookEvent } from "./verify";
@@ -29,6 +30,11 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
       return onInvoicePaid(rt, event.data.object);
     case "invoice.payment_failed":
       return onInvoiceFailed(rt, event, event.data.object);
+    case "setup_intent.succeeded":
+      return onSetupIntentSucceeded(rt, event.data.object);
+    case "charge.succeeded":
+    case "charge.updated":
+      return onChargeReceipt(rt, event.data.object);
     case "charge.refunded":
       return onChargeRefunded(rt, event.data.object);
     case "charge.dispute.funds_withdrawn":
