@@ -5,6 +5,7 @@ import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatCost, formatDate, formatDay, formatMoney } from "../../lib/format";
 import { RedeemCard } from "./redeem-card";
+import { BillingSettingsCard } from "./settings-card";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
 /** Errors of the payment processor (Stripe), where the generic texts speak of model providers or a passing outage. */
@@ -182,7 +183,10 @@ function HistoryCard() {
               {entries.map((e) => (
                 <tr key={e.id}>
                   <td data-label="Date">{formatDate(e.created_at)}</td>
-                  <td data-label="Description">{historyLabel(e.type)}</td>
+                  <td data-label="Description">
+                    {historyLabel(e.type)}
+                    {e.receipt_url ? <> (<a href={e.receipt_url} target="_blank" rel="noreferrer">receipt</a>)</> : null}
+                  </td>
                   <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatCost(e.amount)}</td>
                   <td data-label="Balance after" className="num">{formatCost(e.balance_after)}</td>
                 </tr>
@@ -210,6 +214,7 @@ export function BillingPage() {
       <PageTitle subtitle="Prepaid credits pay for every request; a plan raises your limits and includes monthly credits.">Billing</PageTitle>
       {outcome === "success" ? <Notice tone="success">Payment received. Your credits appear as soon as the payment is confirmed.</Notice> : null}
       {outcome === "cancelled" ? <Notice tone="warning">Checkout was cancelled; nothing was charged.</Notice> : null}
+      {params.get("card") === "saved" ? <Notice tone="success">Card saved. It can be used for auto top-up as soon as the payment processor confirms it.</Notice> : null}
       <Card title="Balance" className="stat">
         {balance.isPending ? <Spinner /> : null}
         <ErrorAlert error={balance.error} />
@@ -217,6 +222,7 @@ export function BillingPage() {
       </Card>
       <CreditsCard />
       <RedeemCard />
+      <BillingSettingsCard />
       <PlansCard />
       <HistoryCard />
     </>
