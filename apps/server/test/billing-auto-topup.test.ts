@@ -189,6 +189,25 @@ describe("billing settings, low-balance e-mails and auto top-up", () => {
     expect(offSessionIntents(user)).toHaveLength(1);
   });
 
+  it("a purchase paid with setup_future_usage saves its card; charge.succeeded gives the purchase its receipt_url", async () => {
+    const user = await account(0);
+    const created = await call(a, "POST", "/api/billing/create-payment-intent", { cookie: user.cookie, body: { amount: 12 } });
+    expect(created.status).toBe(200);
+    const intent = { ...(fake.objects.get(created.body.payment_intent_id as string) as { id: string; customer: string }), status: "succeeded", amount_received: 1200, setup_future_usage: "off_session", payment_method: "pm_card_visa" };
+    expect((await deliver(a, stripeEvent("payment_intent.succeeded", intent))).status).toBe(200);
+    expect((await settings(user)).body.has_saved_card).toBe(true);
+    const customer = fake.objects.get(intent.customer) as { invoice_settings: { default_payment_method: string } };
+    expect(customer.invoice_settings.default_payment_method).toBe("pm_card_visa");
+
+    const receipt = `https://pay.stripe.com/receipts/${randomBase62(12)}`;
+    const charged = stripeEvent("charge.succeeded", { id: `ch_${randomBase62(10)}`, object: "charge", payment_intent: intent.id, receipt_url: receipt, amount: 1200, currency: "usd" });
+    expect((await deliver(b, charged)).status).toBe(200);
+    const history = await call(a, "GET", "/api/billing/history", { cookie: user.cookie });
+    expect(history.body.entries.find((e: { type: string }) => e.type === "purchase")).toMatchObject({ amount: 12, balance_after: 12, receipt_url: receipt });
+    // entries other than purchases carry none
+    expect(history.body.entries.filter((e: { receipt_url?: string }) => e.receipt_url)).toHaveLength(1);
+  });
+
   it("a failed top-up is e-mailed and tried again on the next charge; three failures in a row turn auto top-up off", async () => {
     const user = await account(1);
     await saveCard(user, "pm_card_chargeDeclined");

@@ -138,7 +138,7 @@ export const billing = {
     createSetupSession(billingRuntime(deps), userId, input),
 
   /** low-balance e-mails and auto top-up, checked in the background after charges are written; returns the stop function */
-  watchBalances: (deps: BillingDeps): (() => void) => watchBalances(billingRuntime(deps)),
+  watchBalances: (deps: BillingDeps): (() => Promise<void>) => watchBalances(billingRuntime(deps)),
 
   webhook: (deps: BillingDeps, rawBody: Buffer, signature: string | undefined): Promise<{ received: true }> =>
     handleWebhook(billingRuntime(deps), rawBody, signature),

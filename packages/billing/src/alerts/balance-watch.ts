@@ -50,22 +50,41 @@ export async function checkBalance(rt: BillingRuntime, userId: string): Promise<
   ]);
 }
 
+/** A user's balance is checked at most this often (three reads each); a crossing found late is found all the same. */
+const CHECK_INTERVAL_MS = 1_000;
+
 /**
  * Watches the ledger's flushes: each user whose charges were written is checked in the background, one check at a
- * time per user (charges written meanwhile ask for one more). Requests never wait for it. Returns the stop function.
+ * time per user and at most one a second (charges written meanwhile ask for one more). Requests never wait for it.
+ * Returns the stop function, which waits for checks under way.
  */
-export function watchBalances(rt: BillingRuntime): () => void {
+export function watchBalances(rt: BillingRuntime): () => Promise<void> {
   /** users being checked -> checked again when done */
   const checking = new Map<string, boolean>();
+  const running = new Set<Promise<void>>();
+  let stopped = false;
   const run = async (userId: string): Promise<void> => {
     do {
       checking.set(userId, false);
+      const startedAt = Date.now();
       await checkBalance(rt, userId).catch((err: unknown) => rt.logger.warn({ err, userId }, "balance check failed"));
-    } while (checking.get(userId));
+      const wait = CHECK_INTERVAL_MS - (Date.now() - startedAt);
+      if (checking.get(userId) && wait > 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    } while (checking.get(userId) && !stopped);
     checking.delete(userId);
   };
-  return rt.ledger.onChargesWritten((userId) => {
-    if (checking.has(userId)) checking.set(userId, true);
-    else void run(userId);
+  const unsubscribe = rt.ledger.onChargesWritten((userId) => {
+    if (stopped) return;
+    if (checking.has(userId)) {
+      checking.set(userId, true);
+      return;
+    }
+    const check = run(userId).finally(() => running.delete(check));
+    running.add(check);
   });
+  return async () => {
+    stopped = true;
+    unsubscribe();
+    await Promise.allSettled([...running]);
+  };
 }

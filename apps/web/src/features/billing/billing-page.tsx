@@ -4,6 +4,7 @@ import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatCost, formatDate, formatDay, formatMoney } from "../../lib/format";
+import { validateCustomAmount } from "./amount-input";
 import { RedeemCard } from "./redeem-card";
 import { BillingSettingsCard } from "./settings-card";
 import { historyLabel, useBalance, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
@@ -13,14 +14,6 @@ const PAYMENT_MESSAGES = {
   upstream_error: "The payment processor could not complete the request. Nothing was charged; please try again shortly.",
   service_unavailable: "Payments are not available on this gateway right now.",
 };
-
-/** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
-export function validateCustomAmount(raw: string): string | null {
-  if (!/^\d+(\.\d{1,2})?$/.test(raw.trim())) return "Enter an amount in dollars, with at most two decimals.";
-  const value = Number(raw);
-  if (value < 1 || value > 10_000) return "The amount must be between $1 and $10,000.";
-  return null;
-}
 
 function CreditsCard() {
   const config = useBillingConfig();

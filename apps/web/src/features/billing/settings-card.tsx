@@ -2,17 +2,12 @@ import { useEffect, useState, type FormEvent } from "react";
 import { Card, ErrorAlert, Notice, Spinner } from "../../components/ui";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { useBillingSettings, useSaveBillingSettings, useSaveCard, type BillingSettings } from "./api";
-import { validateCustomAmount } from "./billing-page";
+import { validateCustomAmount, validateThreshold } from "./amount-input";
 
 const SETTINGS_MESSAGES = {
   conflict: "Save a card first: auto top-up charges your saved card.",
   upstream_error: "The payment processor could not complete the request. Please try again shortly.",
 };
-
-/** Dollars with at most two decimals, 0 or more; an error text or null. */
-function validateThreshold(raw: string): string | null {
-  return /^\d+(\.\d{1,2})?$/.test(raw.trim()) ? null : "Enter an amount in dollars, with at most two decimals.";
-}
 
 interface FormState { alert: string; topupEnabled: boolean; topupThreshold: string; topupAmount: string }
 
