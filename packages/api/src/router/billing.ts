@@ -211,9 +211,10 @@ export const billingRouter = createTRPCRouter({
       // conflict: enabling auto top-up without a saved card
       errors: ["conflict"],
     })
-    .input(billingSettingsInput)
+    // every field is optional, so is the body: none changes nothing
+    .input(billingSettingsInput.optional())
     .output(billingSettings)
-    .mutation(({ ctx, input }) => billing.putSettings(ctx.app, ctx.principal.userId, input)),
+    .mutation(({ ctx, input }) => billing.putSettings(ctx.app, ctx.principal.userId, input ?? {})),
 
   createSetupSession: verifiedSessionOrKeyProcedure
     .use(rateLimit("checkout", "user"))

@@ -62,8 +62,9 @@ export async function purchaseOfIntent(rt: BillingRuntime, intent: Stripe.Paymen
 export async function onPaymentIntentSucceeded(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Outcome> {
   const purchase = await purchaseOfIntent(rt, intent);
   if (!purchase) return "ignored: unknown payment intent";
-  await saveCardOfPurchase(rt, intent);
   const result = await grantPurchase(rt, purchase, intent.id);
+  // after the grant: a processor failure here answers 500, and the redelivery grants nothing twice
+  await saveCardOfPurchase(rt, intent);
   return result.applied ? `granted ${purchase.id}` : `already granted ${purchase.id}`;
 }
 
