@@ -189,6 +189,22 @@ describe("billing settings, low-balance e-mails and auto top-up", () => {
     expect(offSessionIntents(user)).toHaveLength(1);
   });
 
+  it("an accepted top-up whose payment fails later (payment_intent.payment_failed) is e-mailed, and the next charge below the threshold tries again", async () => {
+    const user = await account(1);
+    await saveCard(user, "pm_card_visa");
+    expect((await settings(user, { auto_topup: { enabled: true, threshold: 0.95, amount: 5 } })).status).toBe(200);
+    await charge(a, user);
+    await vi.waitFor(() => expect(offSessionIntents(user)).toHaveLength(1), { timeout: 15_000 });
+    const intentId = [...fake.objects.values()].find((o) => o.object === "payment_intent" && (o.metadata as Record<string, string>).user_id === user.id)?.id as string;
+    const failed = stripeEvent("payment_intent.payment_failed", { ...fake.objects.get(intentId), status: "requires_payment_method" });
+    expect((await deliver(a, failed)).status).toBe(200);
+    expect((await deliver(b, stripeEvent("payment_intent.payment_failed", { ...fake.objects.get(intentId), status: "requires_payment_method" }))).status).toBe(200);
+    const failures = allMails(user).filter((m) => m.subject.startsWith("Auto top-up failed"));
+    expect(failures.map((m) => m.subject)).toEqual(["Auto top-up failed"]);
+    await charge(b, user);
+    await vi.waitFor(() => expect(offSessionIntents(user)).toHaveLength(2), { timeout: 15_000 });
+  });
+
   it("a purchase paid with setup_future_usage saves its card; charge.succeeded gives the purchase its receipt_url", async () => {
     const user = await account(0);
     const created = await call(a, "POST", "/api/billing/create-payment-intent", { cookie: user.cookie, body: { amount: 12 } });
@@ -222,6 +238,11 @@ describe("billing settings, low-balance e-mails and auto top-up", () => {
     expect(failures().find((m) => m.subject.endsWith("turned off"))?.text).toContain("three times in a row");
     expect(offSessionIntents(user)).toHaveLength(3);
     expect((await settings(user)).body.auto_topup.enabled).toBe(false);
+    // Stripe also announces a decline with payment_intent.payment_failed: the failure is not counted twice
+    const declined = offSessionIntents(user)[0]?.body.metadata as Record<string, string>;
+    const failedEvent = stripeEvent("payment_intent.payment_failed", { id: `pi_${randomBase62(10)}`, object: "payment_intent", amount: 2000, currency: "usd", status: "requires_payment_method", metadata: declined });
+    expect((await deliver(a, failedEvent)).status).toBe(200);
+    expect(failures()).toHaveLength(3);
     // off: no more attempts
     await charge(a, user);
     await a.app.context.ledger.flush();
@@ -229,13 +250,16 @@ describe("billing settings, low-balance e-mails and auto top-up", () => {
   });
 });
 
-describe("the setup checkout against stripe-mock (the wire format Stripe accepts)", () => {
+describe("the setup checkout and the off-session payment against stripe-mock (the wire format Stripe accepts)", () => {
   let server: TestServer;
+  let upstreams: FakeUpstreams;
   beforeAll(async () => {
-    server = await startTestServer({ env: RELAXED_LIMITS });
+    upstreams = await startFakeUpstreams();
+    server = await startTestServer({ env: { ...RELAXED_LIMITS, ...upstreams.env } });
   });
   afterAll(async () => {
     await server?.close();
+    await upstreams?.close();
   });
 
   it("POST /api/billing/create-setup-session answers {session_id, url}; a charge.succeeded receipt of an unknown payment changes nothing", async () => {
@@ -249,5 +273,26 @@ describe("the setup checkout against stripe-mock (the wire format Stripe accepts
     expect(missing.body.error.message).toContain("cancel_url");
     const receipt = stripeEvent("charge.succeeded", { id: "ch_unknown", object: "charge", payment_intent: "pi_unknown", receipt_url: "https://pay.stripe.com/receipts/x" });
     expect((await deliver(server, receipt)).status).toBe(200);
+  });
+
+  it("an auto top-up's off-session PaymentIntent is accepted by stripe-mock: no failure e-mailed, auto top-up stays on", async () => {
+    const user = await verifiedUser(server);
+    const setup = await call(server, "POST", "/api/billing/create-setup-session", { cookie: user.cookie, body: { success_url: "https://example.com/ok", cancel_url: "https://example.com/no" } });
+    expect(setup.status).toBe(200);
+    const customer = (await server.app.context.db.connection.collection("billing_accounts").findOne({ _id: user.id as never }))?.stripeCustomerId as string;
+    expect((await deliver(server, stripeEvent("setup_intent.succeeded", { id: "seti_mock", object: "setup_intent", customer, payment_method: "pm_card_visa", status: "succeeded" }))).status).toBe(200);
+    const { key } = await server.app.context.apiKeys.create(user.id, { name: "test" });
+    await credit(server, user.id, 1);
+    expect((await call(server, "PUT", "/api/billing/settings", { cookie: user.cookie, body: { auto_topup: { enabled: true, threshold: 0.95, amount: 10 } } })).status).toBe(200);
+    const res = await postJson(server, "/api/v1/imageA/generate", key, { prompt: "a kite" });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    // the attempt is claimed once it starts; the purchase it made is linked to stripe-mock's payment intent
+    await vi.waitFor(async () => {
+      const purchase = await server.app.context.db.connection.collection("billing_purchases").findOne({ userId: user.id, source: "auto_topup" });
+      expect(purchase?.paymentIntentId).toMatch(/^pi_/);
+    }, { timeout: 15_000 });
+    expect(mailsTo(server, user.email).filter((m) => m.subject.startsWith("Auto top-up failed"))).toHaveLength(0);
+    expect((await call(server, "GET", "/api/billing/settings", { cookie: user.cookie })).body.auto_topup.enabled).toBe(true);
   });
 });

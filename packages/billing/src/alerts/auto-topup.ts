@@ -3,6 +3,7 @@ import { microsToDollars } from "@gw/shared";
 import { purchaseMetadata, startPurchase } from "../purchases";
 import type { BillingRuntime } from "../runtime";
 import type { BillingSettings } from "../store/billing-settings";
+import type { Purchase } from "../store/purchases";
 import type { Stretch } from "./balance-watch";
 
 /** Failed attempts in a row that turn auto top-up off. */
@@ -18,23 +19,44 @@ export async function autoTopup(rt: BillingRuntime, settings: BillingSettings, s
   const { userId } = settings;
   const trigger = `topup:${userId}:${stretch.creditSeq}:${settings.autoTopup.attempts}`;
   if (!(await rt.stores.claims.claim(trigger, userId, rt.now()))) return;
-  const amount = microsToDollars(settings.autoTopup.amountMicros);
-  const failure = await charge(rt, settings, trigger);
-  if (failure === undefined) {
+  const outcome = await charge(rt, settings, trigger);
+  if (outcome.failure === undefined) {
     if (settings.autoTopup.failures > 0) await rt.stores.settings.resetTopupFailures(userId);
     return;
   }
-  const disabled = settings.autoTopup.failures + 1 >= MAX_TOPUP_FAILURES;
-  await rt.stores.settings.recordTopupFailure(userId, disabled);
-  rt.logger.warn({ userId, amount, reason: failure, disabled }, "auto top-up failed");
-  await rt.billingNotifier?.autoTopupFailed?.(userId, { amount, reason: failure, disabled });
+  await topupFailed(rt, settings, settings.autoTopup.amountMicros, outcome.failure, outcome.purchaseId);
 }
 
-/** One off-session payment; undefined when it went through, else why not (for the e-mail). */
-async function charge(rt: BillingRuntime, settings: BillingSettings, idempotencyKey: string): Promise<string | undefined> {
+/**
+ * A failed attempt: counted (the next charge below the threshold then makes a new trigger), e-mailed, and the third
+ * in a row turns auto top-up off. Once per purchase: a declined payment is announced both by the processor's answer
+ * and by payment_intent.payment_failed.
+ */
+async function topupFailed(rt: BillingRuntime, settings: BillingSettings, amountMicros: number, reason: string, purchaseId?: string): Promise<boolean> {
+  const { userId } = settings;
+  if (purchaseId && !(await rt.stores.claims.claim(`topup-failed:${purchaseId}`, userId, rt.now()))) return false;
+  const amount = microsToDollars(amountMicros);
+  const disabled = settings.autoTopup.failures + 1 >= MAX_TOPUP_FAILURES;
+  await rt.stores.settings.recordTopupFailure(userId, disabled);
+  rt.logger.warn({ userId, amount, reason, disabled }, "auto top-up failed");
+  await rt.billingNotifier?.autoTopupFailed?.(userId, { amount, reason, disabled });
+  return true;
+}
+
+/** payment_intent.payment_failed of an auto top-up (one the processor accepted and that failed later, or a decline). */
+export async function onTopupPaymentFailed(rt: BillingRuntime, purchase: Purchase): Promise<string> {
+  if (purchase.source !== "auto_topup") return "ignored: not an auto top-up";
+  const settings = await rt.stores.settings.get(purchase.userId);
+  if (!settings) return "ignored: no settings";
+  const counted = await topupFailed(rt, settings, purchase.creditsMicros, "the payment failed", purchase.id);
+  return counted ? `auto top-up ${purchase.id} failed` : `auto top-up ${purchase.id} failure already counted`;
+}
+
+/** One off-session payment: `failure` says why it did not go through (for the e-mail), for the purchase it made. */
+async function charge(rt: BillingRuntime, settings: BillingSettings, idempotencyKey: string): Promise<{ failure?: string; purchaseId?: string }> {
   const account = await rt.stores.accounts.byUser(settings.userId);
-  if (!rt.stripe) return "payments are not configured";
-  if (!account?.defaultPaymentMethodId) return "no saved card";
+  if (!rt.stripe) return { failure: "payments are not configured" };
+  if (!account?.defaultPaymentMethodId) return { failure: "no saved card" };
   const purchase = await startPurchase(rt, settings.userId, settings.autoTopup.amountMicros, "auto_topup", "usd");
   try {
     const intent = await rt.stripe.paymentIntents.create({
@@ -48,10 +70,11 @@ async function charge(rt: BillingRuntime, settings: BillingSettings, idempotency
       metadata: purchaseMetadata(purchase),
     }, { idempotencyKey });
     await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id });
-    // credited by payment_intent.succeeded; one that needs the card holder (authentication) cannot go on off-session
-    return intent.status === "succeeded" || intent.status === "processing" ? undefined : `the payment needs action (${intent.status})`;
+    // Accepted: payment_intent.succeeded credits it (payment_intent.payment_failed counts a failure). An off-session
+    // payment the card holder would have to authenticate is refused with an error, not answered with a status.
+    return {};
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeCardError) return err.message || "the card was declined";
-    return "the payment processor could not be reached";
+    const failure = err instanceof Stripe.errors.StripeCardError ? err.message || "the card was declined" : "the payment processor could not be reached";
+    return { failure, purchaseId: purchase.id };
   }
 }

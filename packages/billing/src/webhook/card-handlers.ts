@@ -2,7 +2,8 @@ import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
 import { makeDefaultPaymentMethod } from "../setup";
 import { stripeId } from "../stripe-subscription";
-import type { Outcome } from "./handlers";
+import { onTopupPaymentFailed } from "../alerts/auto-topup";
+import { purchaseFor, type Outcome } from "./handlers";
 
 /** A saved payment method made the customer's default, or why not. */
 async function saveCard(rt: BillingRuntime, customer: string | { id: string } | null | undefined, paymentMethod: string | { id: string } | null | undefined): Promise<Outcome> {
@@ -48,4 +49,10 @@ export async function onChargeReceipt(rt: BillingRuntime, charge: Stripe.Charge)
   if (!purchase) return "ignored: unknown payment intent";
   await rt.stores.purchases.link(purchase.id, { receiptUrl: charge.receipt_url });
   return `receipt of ${purchase.id}`;
+}
+
+/** payment_intent.payment_failed: counts against auto top-up when it paid one (see onTopupPaymentFailed). */
+export async function onPaymentIntentFailed(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Outcome> {
+  const purchase = await purchaseFor(rt, intent.metadata, intent.id);
+  return purchase ? onTopupPaymentFailed(rt, purchase) : "ignored: unknown payment intent";
 }

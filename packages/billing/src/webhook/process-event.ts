@@ -2,7 +2,7 @@ import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
 import { isUnixSeconds } from "../stripe-subscription";
 import { isLiveKey } from "../stripe/client";
-import { onChargeReceipt, onSetupIntentSucceeded } from "./card-handlers";
+import { onChargeReceipt, onPaymentIntentFailed, onSetupIntentSucceeded } from "./card-handlers";
 import { onChargeRefunded, onDisputeFunds } from "./charge-handlers";
 import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
 import { verifyWebhookEvent } from "./verify";
@@ -18,6 +18,8 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
   switch (event.type) {
     case "payment_intent.succeeded":
       return onPaymentIntentSucceeded(rt, event.data.object);
+    case "payment_intent.payment_failed":
+      return onPaymentIntentFailed(rt, event.data.object);
     case "checkout.session.completed":
       return onCheckoutCompleted(rt, event.data.object);
     case "customer.subscription.created":
