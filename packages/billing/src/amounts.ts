@@ -13,10 +13,25 @@ export function purchaseAmountMicros(value: unknown, name = "amount"): number {
   if (value < MIN_PURCHASE_DOLLARS || value > MAX_PURCHASE_DOLLARS) {
     throw invalidParameter(name, `must be between ${MIN_PURCHASE_DOLLARS} and ${MAX_PURCHASE_DOLLARS} dollars`);
   }
-  // Two decimals at most: the cents value must be a whole number (tolerating binary float noise like 19.99).
+  return centsExact(value, name);
+}
+
+/** Two decimals at most: the cents value must be a whole number (tolerating binary float noise like 19.99). */
+function centsExact(value: number, name: string): number {
   const cents = value * 100;
   if (Math.abs(cents - Math.round(cents)) > 1e-6) throw invalidParameter(name, "must have at most two decimals");
   return dollarsToMicros(Math.round(cents) / 100);
+}
+
+/** The largest balance threshold accepted (dollars). */
+export const MAX_THRESHOLD_DOLLARS = 1_000_000;
+
+/** A balance threshold: dollars, 0..MAX_THRESHOLD_DOLLARS, at most two decimals; micro-dollars. */
+export function thresholdMicros(value: unknown, name: string): number {
+  if (value === undefined || value === null) throw missingParameter(name);
+  if (typeof value !== "number" || !Number.isFinite(value)) throw invalidParameter(name, "must be a number of dollars");
+  if (value < 0 || value > MAX_THRESHOLD_DOLLARS) throw invalidParameter(name, `must be between 0 and ${MAX_THRESHOLD_DOLLARS} dollars`);
+  return centsExact(value, name);
 }
 
 /** Only US dollars are sold: credits are denominated in USD. */

@@ -5,6 +5,7 @@ export type { BillingDeps, BillingNotifier, BillingUserDirectory, PlanLookup } f
 export { registerBillingNotifier, registerBillingUserDirectory } from "./runtime";
 export type { CheckoutSessionView } from "./checkout";
 export type { PaymentIntentView } from "./payment-intents";
+export type { BillingSettingsView } from "./settings";
 export type { SubscriptionView } from "./subscriptions";
 export type { PublicPlan } from "./catalog";
 export { createPlanResolver } from "./plan-resolver";

@@ -4,6 +4,8 @@ import type { Clock } from "@gw/shared";
 import type { Logger } from "pino";
 import type { Ledger } from "./ledger/index";
 import { billingAccountStore, type BillingAccountStore } from "./store/billing-accounts";
+import { billingSettingsStore, type BillingSettingsStore } from "./store/billing-settings";
+import { claimStore, type ClaimStore } from "./store/claims";
 import { purchaseStore, type PurchaseStore } from "./store/purchases";
 import { stripePriceStore, type StripePriceStore } from "./store/stripe-prices";
 import { subscribeClaimStore, type SubscribeClaimStore } from "./store/subscribe-claims";
@@ -20,6 +22,10 @@ export interface PlanLookup {
 /** Tells a user about billing events; the accounts feature plugs its mailer in, otherwise events are logged. */
 export interface BillingNotifier {
   paymentFailed(userId: string, details: { planName: string; amountDue: number; currency: string }): Promise<void>;
+  /** a charge took the balance below the user's low-balance threshold (dollars) */
+  lowBalance?(userId: string, details: { balance: number; threshold: number }): Promise<void>;
+  /** an auto top-up of `amount` dollars failed; `disabled` when that turned auto top-up off */
+  autoTopupFailed?(userId: string, details: { amount: number; reason: string; disabled: boolean }): Promise<void>;
 }
 
 /**
@@ -50,6 +56,8 @@ export interface BillingStores {
   snapshots: SubscriptionSnapshotStore;
   events: WebhookEventStore;
   subscribeClaims: SubscribeClaimStore;
+  settings: BillingSettingsStore;
+  claims: ClaimStore;
 }
 
 export interface BillingRuntime extends BillingDeps {
@@ -76,6 +84,8 @@ export function billingRuntime(deps: BillingDeps): BillingRuntime {
         snapshots: subscriptionSnapshotStore(connection),
         events: webhookEventStore(connection),
         subscribeClaims: subscribeClaimStore(connection),
+        settings: billingSettingsStore(connection),
+        claims: claimStore(connection),
       },
       now: () => new Date(deps.clock.now()),
     };

@@ -7,6 +7,9 @@ import { createPaymentIntent, type CreatePaymentIntentInput, type PaymentIntentV
 import { billingRuntime, type BillingDeps } from "./runtime";
 import { cancelSubscription, cancelSubscriptionsOf, createSubscription, currentSubscription, type CancelSubscriptionInput, type CreateSubscriptionInput, type SubscriptionView } from "./subscriptions";
 import { handleWebhook } from "./webhook/process-event";
+import { watchBalances } from "./alerts/balance-watch";
+import { getSettings, putSettings, type BillingSettingsView, type PutBillingSettingsInput } from "./settings";
+import { createSetupSession, type CreateSetupSessionInput } from "./setup";
 
 /** SPEC 2.8 */
 export interface CreditBalanceView {
@@ -35,6 +38,8 @@ export interface HistoryEntryView {
   amount: number;
   balance_after: number;
   created_at: string;
+  /** purchases: the processor's receipt, when it gave one */
+  receipt_url?: string;
 }
 
 /** GET /api/billing/history */
@@ -53,6 +58,24 @@ const historyEntry = (entry: LedgerEntry): HistoryEntryView => ({
   balance_after: microsToDollars(entry.balanceAfter),
   created_at: entry.createdAt.toISOString(),
 });
+
+/** The receipt URLs of the purchases among these entries, by entry id (one read for the page). */
+async function receiptsOf(deps: BillingDeps, entries: LedgerEntry[]): Promise<Map<string, string>> {
+  const purchaseOf = new Map<string, string>();
+  for (const entry of entries) {
+    const purchaseId = entry.meta?.purchaseId;
+    if (entry.kind === "purchase" && typeof purchaseId === "string") purchaseOf.set(entry.id, purchaseId);
+  }
+  const receipts = new Map<string, string>();
+  if (purchaseOf.size === 0) return receipts;
+  const purchases = await billingRuntime(deps).stores.purchases.byIds([...new Set(purchaseOf.values())]);
+  const receiptById = new Map(purchases.flatMap((p) => (p.receiptUrl ? [[p.id, p.receiptUrl] as const] : [])));
+  for (const [entryId, purchaseId] of purchaseOf) {
+    const receipt = receiptById.get(purchaseId);
+    if (receipt) receipts.set(entryId, receipt);
+  }
+  return receipts;
+}
 
 export const billing = {
   async credits(deps: BillingDeps, userId: string): Promise<CreditBalanceView> {
@@ -96,8 +119,26 @@ export const billing = {
     const entries = await deps.ledger.entries(userId, { limit: opts.limit + 1, beforeSeq: opts.before, kinds: HISTORY_KINDS });
     const page = entries.slice(0, opts.limit);
     const last = page[page.length - 1];
-    return { entries: page.map(historyEntry), next_before: entries.length > opts.limit && last ? last.seq : null };
+    const receipts = await receiptsOf(deps, page);
+    return {
+      entries: page.map((entry) => {
+        const receipt = receipts.get(entry.id);
+        return receipt ? { ...historyEntry(entry), receipt_url: receipt } : historyEntry(entry);
+      }),
+      next_before: entries.length > opts.limit && last ? last.seq : null,
+    };
   },
+
+  settings: (deps: BillingDeps, userId: string): Promise<BillingSettingsView> => getSettings(billingRuntime(deps), userId),
+
+  putSettings: (deps: BillingDeps, userId: string, input: PutBillingSettingsInput): Promise<BillingSettingsView> =>
+    putSettings(billingRuntime(deps), userId, input),
+
+  createSetupSession: (deps: BillingDeps, userId: string, input: CreateSetupSessionInput): Promise<CheckoutSessionView> =>
+    createSetupSession(billingRuntime(deps), userId, input),
+
+  /** low-balance e-mails and auto top-up, checked in the background after charges are written; returns the stop function */
+  watchBalances: (deps: BillingDeps): (() => Promise<void>) => watchBalances(billingRuntime(deps)),
 
   webhook: (deps: BillingDeps, rawBody: Buffer, signature: string | undefined): Promise<{ received: true }> =>
     handleWebhook(billingRuntime(deps), rawBody, signature),

@@ -90,6 +90,20 @@ export async function startFakeStripe(options: { now?: () => number } = {}): Pro
       return { id: objectId, object: "payment_method", customer, type: "card", livemode: false };
     }
     if (resource === "payment_intents") {
+      // an off-session payment confirmed at once: a declining test card refuses it, any other card pays it
+      if (method === "POST" && !objectId && body.confirm === "true") {
+        const pm = str(body.payment_method) ?? "";
+        if (DECLINED_PAYMENT_METHODS.has(pm)) {
+          throw new StripeHttpError(402, { type: "card_error", code: "card_declined", decline_code: "generic_decline", message: "Your card was declined.", param: "" });
+        }
+        const piId = id("pi");
+        const chargeId = id("ch");
+        return store({
+          id: piId, object: "payment_intent", amount: int(body.amount), amount_received: int(body.amount), currency: str(body.currency) ?? "usd",
+          customer: str(body.customer) ?? null, payment_method: pm, metadata: body.metadata ?? {}, status: "succeeded",
+          latest_charge: chargeId, client_secret: `${piId}_secret_fake`, created: nowSeconds(), livemode: false,
+        });
+      }
       if (method === "POST" && !objectId) {
         const piId = id("pi");
         return store({
@@ -132,6 +146,8 @@ export async function startFakeStripe(options: { now?: () => number } = {}): Pro
         return sub;
       }
     }
+    // setup intents are made by Checkout at Stripe, not here: tests store the ones they need
+    if (resource === "setup_intents" && objectId && method === "GET") return get("setup intent", objectId);
     // invoices are made by subscriptions at Stripe, not here: tests store the ones they need
     if (resource === "invoices" && objectId && method === "GET") return get("invoice", objectId);
     // an invoice's payments (tests store `invoice_payment` objects): filtered by payment intent as Stripe's list is

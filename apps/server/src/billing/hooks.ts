@@ -38,6 +38,8 @@ export function registerBillingHooks(ctx: AppContext): void {
     if (cancelled > 0) ctx.logger.info({ userId, cancelled }, "subscriptions cancelled for a deleted account");
   });
   registerBillingNotifier(ctx, paymentFailedMailer(ctx));
+  // CONTRACT 11: low-balance e-mails and auto top-up, checked in the background after charges are written
+  ctx.onShutdown(billing.watchBalances(ctx));
   // webhook objects made outside the gateway name their user only by metadata: it must be a live account
   registerBillingUserDirectory(ctx, {
     async isActiveUser(userId) {

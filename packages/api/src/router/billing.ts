@@ -1,6 +1,6 @@
 import { billing, redemptions } from "@gw/billing";
 import { z } from "zod";
-import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, verifiedSessionOrKeyProcedure } from "../trpc";
+import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, sessionProcedure, verifiedSessionOrKeyProcedure } from "../trpc";
 
 // SPEC 2.8-2.13, 4.7, CONTRACT 6. Handlers are thin: the billing package validates again and does the work.
 // GET /api/billing/credits is an Express route (flat error form, SPEC 7.1); `credits` here serves the dashboard.
@@ -88,7 +88,32 @@ export const historyEntry = z.object({
   amount: z.number().describe("dollars, signed"),
   balance_after: z.number().describe("dollars"),
   created_at: z.string().describe("ISO 8601"),
+  receipt_url: z.string().optional().describe("purchases: the payment processor's receipt, when it gave one"),
 });
+
+// A threshold in dollars: 0 to 1,000,000, at most two decimals (a pipe, like `dollars`, so it is not coerced).
+const thresholdDollars = z.number()
+  .pipe(z.number().min(0).max(1_000_000).refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: "must have at most two decimals" }))
+  .meta({ description: "US dollars, 0 to 1000000, at most two decimals", minimum: 0, maximum: 1_000_000, multipleOf: 0.01 });
+
+const billingSettings = z.object({
+  low_balance_threshold: z.number().nullable().describe("dollars; one e-mail each time a charge takes the balance below it; null: none"),
+  auto_topup: z.object({
+    enabled: z.boolean(),
+    threshold: z.number().describe("dollars: a charge that leaves the balance below it buys `amount`"),
+    amount: z.number().describe("dollars charged to the saved card"),
+  }),
+  has_saved_card: z.boolean().describe("a card is saved for auto top-up"),
+});
+
+const billingSettingsInput = z.object({
+  low_balance_threshold: thresholdDollars.nullable().optional().describe("dollars, or null to turn the e-mail off"),
+  auto_topup: z.object({
+    enabled: z.boolean().optional().describe("enabling needs a saved card (409 conflict)"),
+    threshold: thresholdDollars.optional(),
+    amount: dollars.optional().describe("US dollars, 1 to 10000, at most two decimals; 10, 50 and 100 earn the package bonus"),
+  }).strict().optional(),
+}).strict();
 
 export const billingRouter = createTRPCRouter({
   credits: sessionOrKeyProcedure
@@ -172,6 +197,34 @@ export const billingRouter = createTRPCRouter({
     .input(historyInput)
     .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
     .query(({ ctx, input }) => billing.history(ctx.app, ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),
+
+  settings: sessionProcedure
+    .use(rateLimit("billingRead", "user"))
+    .meta({ openapi: { method: "GET", path: "/billing/settings", tags, summary: "Low-balance e-mail and auto top-up settings" } })
+    .output(billingSettings)
+    .query(({ ctx }) => billing.settings(ctx.app, ctx.principal.userId)),
+
+  updateSettings: sessionProcedure
+    .use(rateLimit("billingRead", "user"))
+    .meta({
+      openapi: { method: "PUT", path: "/billing/settings", tags, summary: "Change the low-balance e-mail and auto top-up (fields left out stay)" },
+      // conflict: enabling auto top-up without a saved card
+      errors: ["conflict"],
+    })
+    // every field is optional, so is the body: none changes nothing
+    .input(billingSettingsInput.optional())
+    .output(billingSettings)
+    .mutation(({ ctx, input }) => billing.putSettings(ctx.app, ctx.principal.userId, input ?? {})),
+
+  createSetupSession: verifiedSessionOrKeyProcedure
+    .use(rateLimit("checkout", "user"))
+    .meta({
+      openapi: { method: "POST", path: "/billing/create-setup-session", tags, summary: "Start a hosted checkout that saves a card for auto top-up" },
+      errors: ["email_not_verified", "upstream_error"],
+    })
+    .input(z.object({ success_url: httpUrl, cancel_url: httpUrl }))
+    .output(z.object({ session_id: z.string(), url: z.string().describe("where the card holder is redirected") }))
+    .mutation(({ ctx, input }) => billing.createSetupSession(ctx.app, ctx.principal.userId, input)),
 
   redeem: verifiedSessionOrKeyProcedure
     .use(rateLimit("redeem", "user"))

@@ -65,7 +65,11 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   const writer = new ChainWriter(repo, clock);
   const policy = { ...DEFAULT_RESERVATION_POLICY, ...options.reservation };
   let instanceId = newId("inst", 16);
-  let book = new ReservationBook(writer, clock, instanceId, policy);
+  const chargeListeners = new Set<(userId: string) => void>();
+  const chargesWritten = (userId: string): void => {
+    for (const listener of chargeListeners) listener(userId);
+  };
+  let book = new ReservationBook(writer, clock, instanceId, policy, chargesWritten);
   await repo.registerInstance(instanceId, new Date(clock.now()));
   // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
   const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
@@ -114,7 +118,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     // identity it releases and never runs twice for one). Holds still in flight on the old book then charge nothing.
     book.abandon();
     instanceId = newId("inst", 16);
-    book = new ReservationBook(writer, clock, instanceId, policy);
+    book = new ReservationBook(writer, clock, instanceId, policy, chargesWritten);
     registered = false;
     await register();
   }
@@ -340,6 +344,11 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     flushCharges: (userId) => timedFlush(book.hasQueued(userId), () => book.flushCharges(userId)),
 
     stats: () => book.stats(),
+
+    onChargesWritten(listener) {
+      chargeListeners.add(listener);
+      return () => { chargeListeners.delete(listener); };
+    },
 
     repairGaps: (userId) => repairGaps(repo, writer, clock, userId),
 

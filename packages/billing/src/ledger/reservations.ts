@@ -91,6 +91,8 @@ export class ReservationBook {
     private readonly clock: Clock,
     private readonly instanceId: string,
     private readonly policy: ReservationPolicy,
+    /** told, after a flush, of each user whose charges it wrote (balance alerts watch it, off the request path) */
+    private readonly onChargesWritten?: (userId: string) => void,
   ) {
     this.reservationId = `rsv:${instanceId}`;
   }
@@ -476,6 +478,7 @@ export class ReservationBook {
     // No top-up or release starts during an exclusive balance read: those wait for the next flush.
     if (!r.reading) await this.resolveInDoubt(userId, r);
     const charges = r.pending.splice(0);
+    let charged = false;
     const writes: Array<Promise<unknown>> = charges.map(async (charge) => {
       try {
         await this.writer.append(userId, {
@@ -484,6 +487,7 @@ export class ReservationBook {
         });
         r.pendingTotal -= charge.cost;
         r.reserved -= charge.cost;
+        if (charge.cost > 0) charged = true;
       } catch (err) {
         r.pending.push(charge);
         throw err;
@@ -503,6 +507,7 @@ export class ReservationBook {
         ));
     }
     await Promise.allSettled(writes);
+    if (charged) this.onChargesWritten?.(userId);
     if (this.users.get(userId) === r && r.reserved === 0 && r.inFlightTotal === 0 && r.pending.length === 0 && !r.topUp && r.inTransit === 0 && r.inDoubt.length === 0 && r.readers === 0) this.users.delete(userId);
   }
 

@@ -114,6 +114,11 @@ export interface Ledger {
   repairGaps(userId?: string): Promise<GapRepair[]>;
   /** what this instance holds in memory now (monitoring) */
   stats(): LedgerStats;
+  /**
+   * Calls `listener` (synchronously, so it must only schedule work) after a flush wrote charges of a user: the
+   * moment the stored balance after those charges is known. Returns a function that removes it.
+   */
+  onChargesWritten(listener: (userId: string) => void): () => void;
   /** stops background timers */
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { Schema, type Connection } from "mongoose";
+import { Schema, trusted, type Connection } from "mongoose";
 import { isDuplicateKey, modelOn } from "./model";
 
 /** A credit purchase we asked the processor for; the webhook grants it once the money arrives. */
@@ -6,7 +6,7 @@ export interface Purchase {
   id: string;
   userId: string;
   /** `external`: a payment intent made outside the gateway whose signed event names the user (see the webhook) */
-  source: "payment_intent" | "checkout" | "external";
+  source: "payment_intent" | "checkout" | "external" | "auto_topup";
   /** what the user pays, in cents */
   amountCents: number;
   currency: string;
@@ -14,6 +14,8 @@ export interface Purchase {
   bonusMicros: number;
   paymentIntentId?: string;
   checkoutSessionId?: string;
+  /** the processor's receipt of the paying charge, once an event told it */
+  receiptUrl?: string;
   createdAt: Date;
 }
 
@@ -31,6 +33,7 @@ const schema = new Schema<PurchaseDoc>({
   bonusMicros: { type: Number, required: true },
   paymentIntentId: { type: String, index: true },
   checkoutSessionId: { type: String, index: true },
+  receiptUrl: { type: String },
   createdAt: { type: Date, required: true },
 }, { collection: "billing_purchases", versionKey: false });
 
@@ -41,7 +44,8 @@ export interface PurchaseStore {
   /** first writer wins: returns the stored purchase (the winner's when a concurrent insert of the same id got there first) */
   insertOnce(purchase: Purchase): Promise<Purchase>;
   /** records the processor's object ids once known (a plain update: ids never change once set) */
-  link(id: string, ids: { paymentIntentId?: string; checkoutSessionId?: string }): Promise<void>;
+  link(id: string, ids: { paymentIntentId?: string; checkoutSessionId?: string; receiptUrl?: string }): Promise<void>;
+  byIds(ids: string[]): Promise<Purchase[]>;
   byId(id: string): Promise<Purchase | null>;
   /** newest purchase announcing this payment intent */
   byPaymentIntent(paymentIntentId: string): Promise<Purchase | null>;
@@ -70,11 +74,16 @@ export function purchaseStore(connection: Connection): PurchaseStore {
       const set: Record<string, string> = {};
       if (ids.paymentIntentId) set.paymentIntentId = ids.paymentIntentId;
       if (ids.checkoutSessionId) set.checkoutSessionId = ids.checkoutSessionId;
+      if (ids.receiptUrl) set.receiptUrl = ids.receiptUrl;
       if (Object.keys(set).length > 0) await model.updateOne({ _id: id }, { $set: set });
     },
     async byId(id) {
       const doc = await model.findById(id).lean<PurchaseDoc>();
       return doc ? toPurchase(doc) : null;
+    },
+    async byIds(ids) {
+      if (ids.length === 0) return [];
+      return (await model.find({ _id: trusted({ $in: ids }) }).lean<PurchaseDoc[]>()).map(toPurchase);
     },
     async byPaymentIntent(paymentIntentId) {
       const doc = await model.findOne({ paymentIntentId }).sort({ createdAt: -1 }).lean<PurchaseDoc>();

@@ -2,6 +2,7 @@ import type Stripe from "stripe";
 import { bonusMicrosFor, findPlan } from "../catalog";
 import { planIdForPrice } from "../plan-prices";
 import { grantPurchase } from "../purchases";
+import { onSetupCheckoutCompleted, receiptOfIntent, saveCardOfPurchase } from "./card-handlers";
 import type { BillingRuntime } from "../runtime";
 import type { Purchase } from "../store/purchases";
 import { isKnownUser, metadataUserId, planIdOfSubscription, stripeId, subscriptionPeriod, userIdOf } from "../stripe-subscription";
@@ -53,7 +54,7 @@ async function externalPurchase(rt: BillingRuntime, intent: Stripe.PaymentIntent
 /** The purchase a paid payment intent pays (ours, or one made outside the gateway for a known user), linked to it. */
 export async function purchaseOfIntent(rt: BillingRuntime, intent: Stripe.PaymentIntent): Promise<Purchase | null> {
   const purchase = (await purchaseFor(rt, intent.metadata, intent.id)) ?? (await externalPurchase(rt, intent));
-  if (purchase) await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id });
+  if (purchase) await rt.stores.purchases.link(purchase.id, { paymentIntentId: intent.id, receiptUrl: receiptOfIntent(intent) });
   return purchase;
 }
 
@@ -62,11 +63,14 @@ export async function onPaymentIntentSucceeded(rt: BillingRuntime, intent: Strip
   const purchase = await purchaseOfIntent(rt, intent);
   if (!purchase) return "ignored: unknown payment intent";
   const result = await grantPurchase(rt, purchase, intent.id);
+  // after the grant: a processor failure here answers 500, and the redelivery grants nothing twice
+  await saveCardOfPurchase(rt, intent);
   return result.applied ? `granted ${purchase.id}` : `already granted ${purchase.id}`;
 }
 
 /** checkout.session.completed: a paid credit checkout grants its purchase (same keys as its payment intent's event). */
 export async function onCheckoutCompleted(rt: BillingRuntime, session: Stripe.Checkout.Session): Promise<Outcome> {
+  if (session.mode === "setup") return onSetupCheckoutCompleted(rt, session);
   if (session.mode !== "payment") return "ignored: subscription checkouts are handled by subscription events";
   if (session.payment_status !== "paid") return "ignored: not paid yet";
   const paymentIntentId = stripeId(session.payment_intent);

@@ -2,6 +2,7 @@ import type Stripe from "stripe";
 import type { BillingRuntime } from "../runtime";
 import { isUnixSeconds } from "../stripe-subscription";
 import { isLiveKey } from "../stripe/client";
+import { onChargeReceipt, onPaymentIntentFailed, onSetupIntentSucceeded } from "./card-handlers";
 import { onChargeRefunded, onDisputeFunds } from "./charge-handlers";
 import { onCheckoutCompleted, onInvoiceFailed, onInvoicePaid, onPaymentIntentSucceeded, onSubscriptionEvent, type Outcome } from "./handlers";
 import { verifyWebhookEvent } from "./verify";
@@ -17,6 +18,8 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
   switch (event.type) {
     case "payment_intent.succeeded":
       return onPaymentIntentSucceeded(rt, event.data.object);
+    case "payment_intent.payment_failed":
+      return onPaymentIntentFailed(rt, event.data.object);
     case "checkout.session.completed":
       return onCheckoutCompleted(rt, event.data.object);
     case "customer.subscription.created":
@@ -29,6 +32,11 @@ async function dispatch(rt: BillingRuntime, event: Stripe.Event): Promise<Outcom
       return onInvoicePaid(rt, event.data.object);
     case "invoice.payment_failed":
       return onInvoiceFailed(rt, event, event.data.object);
+    case "setup_intent.succeeded":
+      return onSetupIntentSucceeded(rt, event.data.object);
+    case "charge.succeeded":
+    case "charge.updated":
+      return onChargeReceipt(rt, event.data.object);
     case "charge.refunded":
       return onChargeRefunded(rt, event.data.object);
     case "charge.dispute.funds_withdrawn":

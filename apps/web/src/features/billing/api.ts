@@ -146,3 +146,28 @@ const HISTORY_LABELS: Record<HistoryEntry["type"], string> = {
 };
 
 export const historyLabel = (type: HistoryEntry["type"]): string => HISTORY_LABELS[type];
+
+export type BillingSettings = Outputs["settings"];
+
+export function useBillingSettings() {
+  return trpc.billing.settings.useQuery();
+}
+
+export function useSaveBillingSettings() {
+  const utils = trpc.useUtils();
+  return trpc.billing.updateSettings.useMutation({ onSuccess: (data) => utils.billing.settings.setData(undefined, data) });
+}
+
+/** Starts a Stripe Checkout in setup mode (saves a card for auto top-up) and leaves the SPA for it. */
+export function useSaveCard() {
+  const guard = useSubmitGuard();
+  const mutation = trpc.billing.createSetupSession.useMutation({ onSuccess: ({ url }) => window.location.assign(url) });
+  return {
+    ...mutation,
+    start() {
+      if (!guard.begin()) return;
+      const back = `${window.location.origin}/dashboard/billing`;
+      mutation.mutate({ success_url: `${back}?card=saved`, cancel_url: `${back}?card=cancelled` }, { onError: guard.end });
+    },
+  };
+}

@@ -4,7 +4,9 @@ import { Card, EmptyState, ErrorAlert, Notice, PageTitle, Spinner } from "../../
 import { useConfirmStep } from "../../lib/confirm-step";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { formatDate, formatDay, formatMoney } from "../../lib/format";
+import { validateCustomAmount } from "./amount-input";
 import { RedeemCard } from "./redeem-card";
+import { BillingSettingsCard } from "./settings-card";
 import { historyLabel, useBalance, useCheckoutConfirmed, useBillingConfig, useCancelSubscription, useCheckout, useFollowBalance, usePaymentHistory, useSubscription, type Plan, type SubscriptionInfo } from "./api";
 
 /** Errors of the payment processor (Stripe), where the generic texts speak of model providers or a passing outage. */
@@ -12,14 +14,6 @@ const PAYMENT_MESSAGES = {
   upstream_error: "The payment processor could not complete the request. Nothing was charged; please try again shortly.",
   service_unavailable: "Payments are not available on this gateway right now.",
 };
-
-/** Dollars with at most two decimals, 1..10000 (CONTRACT 6); returns an error text or null. */
-export function validateCustomAmount(raw: string): string | null {
-  if (!/^\d+(\.\d{1,2})?$/.test(raw.trim())) return "Enter an amount in dollars, with at most two decimals.";
-  const value = Number(raw);
-  if (value < 1 || value > 10_000) return "The amount must be between $1 and $10,000.";
-  return null;
-}
 
 function CreditsCard() {
   const config = useBillingConfig();
@@ -181,7 +175,10 @@ function HistoryCard({ history }: { history: ReturnType<typeof usePaymentHistory
               {entries.map((e) => (
                 <tr key={e.id}>
                   <td data-label="Date">{formatDate(e.created_at)}</td>
-                  <td data-label="Description">{historyLabel(e.type)}</td>
+                  <td data-label="Description">
+                    {historyLabel(e.type)}
+                    {e.receipt_url ? <> (<a href={e.receipt_url} target="_blank" rel="noreferrer">receipt</a>)</> : null}
+                  </td>
                   <td data-label="Amount" className={e.amount >= 0 ? "num positive" : "num"}>{formatMoney(e.amount)}</td>
                   <td data-label="Balance after" className="num">{formatMoney(e.balance_after)}</td>
                 </tr>
@@ -216,6 +213,7 @@ export function BillingPage() {
       {outcome === "success" && !confirmed ? <Notice tone="success">Payment received. Your credits appear as soon as the payment is confirmed.</Notice> : null}
       {outcome === "success" && confirmed ? <Notice tone="success">Payment confirmed: the credits are in your balance.</Notice> : null}
       {outcome === "cancelled" ? <Notice tone="warning">Checkout was cancelled; nothing was charged.</Notice> : null}
+      {params.get("card") === "saved" ? <Notice tone="success">Card saved. It can be used for auto top-up as soon as the payment processor confirms it.</Notice> : null}
       <Card title="Balance" className="stat">
         {balance.isPending ? <Spinner /> : null}
         <ErrorAlert error={balance.error} />
@@ -223,6 +221,7 @@ export function BillingPage() {
       </Card>
       <CreditsCard />
       <RedeemCard />
+      <BillingSettingsCard />
       <PlansCard />
       <HistoryCard history={history} />
     </>
