@@ -1,11 +1,12 @@
 import { invalidParameter } from "@gw/shared";
 import { z } from "zod";
 import { catalogEdits } from "../catalog/edits";
+import { overview } from "../console/overview";
 import { adminProcedure, type ApiContext } from "../trpc";
 import { actorOf, pathId } from "./admin-actor";
 
-// CONTRACT 12: the catalog at run time (models, plans, credit packages) in the operator console. Each edit names the
-// version it was made on (`version` in the body, or `If-Match`); a stale one is 409 conflict.
+// CONTRACT 12: the catalog at run time (models, plans, credit packages) and the overview in the operator console.
+// Each catalog edit names the version it was made on (`version` in the body, or `If-Match`); a stale one is 409.
 
 const tags = ["Admin"];
 
@@ -66,7 +67,45 @@ function expectedVersion(ctx: ApiContext, body: number | undefined): number | un
 
 const modelId = z.string().min(1).max(200).describe("the model's id");
 
+const DAY_MS = 86_400_000;
+/** the longest range one overview reads (it passes over every ledger entry of the range) */
+const MAX_OVERVIEW_DAYS = 92;
+
+const overviewOutput = z.object({
+  from: z.string(), to: z.string(),
+  revenue: z.object({
+    payments: z.number().describe("dollars paid for credit purchases"), refunds: z.number().describe("dollars refunded of them"), net: z.number(),
+    by_day: z.array(z.object({ day: z.string().describe("UTC, YYYY-MM-DD"), payments: z.number(), refunds: z.number(), net: z.number() })),
+  }),
+  credits: z.object({
+    granted: z.number().describe("dollars of credits added: purchases, bonuses, plan credits, adjustments, redemptions"),
+    taken_back: z.number().describe("dollars taken back: refunds, disputes, negative adjustments"),
+    consumed: z.number().describe("dollars charged for requests"),
+  }),
+  models: z.array(z.object({
+    model: z.string(), requests: z.number().int().describe("charged requests"), errors: z.number().int().describe("streams cut after output began (charged in part)"),
+    avg_latency_ms: z.number().int(), spend: z.number().describe("dollars"),
+  })),
+  top_accounts: z.array(z.object({ user_id: z.string(), email: z.string().nullable(), spend: z.number().describe("dollars"), requests: z.number().int() })),
+});
+
 export const adminCatalogProcedures = {
+  overview: adminProcedure
+    .meta({ openapi: { method: "GET", path: "/admin/overview", tags, summary: "Revenue by day, credits granted and consumed, requests by model, top accounts" } })
+    .input(z.object({
+      from: z.iso.datetime({ offset: true }).optional().describe("ISO 8601, inclusive; default: 30 days before `to`"),
+      to: z.iso.datetime({ offset: true }).optional().describe("ISO 8601, exclusive; default: now"),
+    }).optional())
+    .output(overviewOutput)
+    .query(({ ctx, input }) => {
+      const to = input?.to ? new Date(input.to) : new Date(ctx.app.clock.now());
+      const from = input?.from ? new Date(input.from) : new Date(to.getTime() - 30 * DAY_MS);
+      if (from.getTime() >= to.getTime()) throw invalidParameter("from", "must be before `to`");
+      if (to.getTime() - from.getTime() > MAX_OVERVIEW_DAYS * DAY_MS) throw invalidParameter("from", `the range is at most ${MAX_OVERVIEW_DAYS} days`);
+      return overview(ctx.app, { from, to, top: 10 });
+    }),
+
+
   models: adminProcedure
     .meta({ openapi: { method: "GET", path: "/admin/models", tags, summary: "The model catalog in force, disabled models included" } })
     .input(z.object({}).optional())
