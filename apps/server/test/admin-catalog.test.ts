@@ -3,7 +3,7 @@
 // a request already held, one of two racing edits refused 409, every edit in the audit log.
 import { DEFAULT_PLANS } from "@gw/config";
 import { randomBase62 } from "@gw/shared";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { FAKE_KEYS, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { textCost } from "../src/gateway/money/pricing";
 import { call, RELAXED_LIMITS, uniqueEmail, verifiedUser } from "./auth-helpers";
@@ -196,19 +196,24 @@ describe("two admins editing at once", () => {
   });
 });
 
-describe("the audit log", () => {
-  it("has each edit with before and after, keys hidden", async () => {
-    const deployments = [{ id: "east", baseUrl: fakes.textB.url, apiKey: "sk-secret-abcd1234", weight: 2 }];
+describe("deployments and the audit log", () => {
+  it("new deployments and upstream model serve the next request; the edit is audited with before and after, keys hidden", async () => {
+    const deployments = [{ id: "east", baseUrl: fakes.textB.url, apiKey: FAKE_KEYS.textB, weight: 2 }];
     const res = await adminCall(a, "PATCH", "/api/admin/models/textB-instant-1", { deployments, upstreamModel: "instant-upstream" });
     expect(res.status).toBe(200);
     expect(res.body.model).toMatchObject({ upstreamModel: "instant-upstream", deployments: [{ id: "east", weight: 2 }] });
+    const user = await fundedUser(a, 1);
+    fakes.textB.clear();
+    const served = await postJson(a, "/v1/chat/completions", user.key, chat("textB-instant-1"));
+    expect(served.status).toBe(200);
+    expect(fakes.textB.lastRequest()?.json).toMatchObject({ model: "instant-upstream" });
     const audit = await adminCall(a, "GET", "/api/admin/audit?limit=100");
     type Entry = { action: string; target: { id: string }; before: Record<string, unknown>; after: Record<string, unknown> };
     const entry = (audit.body.entries as Entry[]).find((e) => e.action === "model.update" && e.target.id === "textB-instant-1");
     expect(entry).toMatchObject({ actor: { user_id: admin.id, email: admin.email, via: "api" }, target: { type: "model", id: "textB-instant-1" } });
     expect(entry?.before.upstreamModel).toBeUndefined();
-    expect(entry?.after).toMatchObject({ upstreamModel: "instant-upstream", deployments: [{ id: "east", apiKey: "…1234" }] });
-    expect(JSON.stringify(audit.body)).not.toContain("sk-secret");
+    expect(entry?.after).toMatchObject({ upstreamModel: "instant-upstream", deployments: [{ id: "east", apiKey: `…${FAKE_KEYS.textB.slice(-4)}` }] });
+    expect(JSON.stringify(audit.body)).not.toContain(FAKE_KEYS.textB);
     const actions = (audit.body.entries as Array<{ action: string }>).map((e) => e.action);
     expect(actions).toContain("plans.update");
     expect(actions).toContain("credit_packages.update");
