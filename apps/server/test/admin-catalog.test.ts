@@ -207,9 +207,18 @@ describe("deployments and the audit log", () => {
     const served = await postJson(a, "/v1/chat/completions", user.key, chat("textB-instant-1"));
     expect(served.status).toBe(200);
     expect(fakes.textB.lastRequest()?.json).toMatchObject({ model: "instant-upstream" });
+    // the key is shown by its last 4 characters; sent back as shown, it is kept
+    const read = await adminCall(a, "GET", "/api/admin/models/textB-instant-1");
+    const hidden = `…${FAKE_KEYS.textB.slice(-4)}`;
+    expect(read.body.model.deployments).toEqual([{ id: "east", baseUrl: fakes.textB.url, apiKey: hidden, weight: 2 }]);
+    expect(JSON.stringify((await adminCall(a, "GET", "/api/admin/models")).body)).not.toContain(FAKE_KEYS.textB);
+    const reweighted = await adminCall(a, "PATCH", "/api/admin/models/textB-instant-1", { deployments: [{ ...read.body.model.deployments[0], weight: 3 }] });
+    expect(reweighted.status).toBe(200);
+    expect((await postJson(a, "/v1/chat/completions", user.key, chat("textB-instant-1"))).status).toBe(200);
+    expect(fakes.textB.lastRequest()?.headers["x-api-key"]).toBe(FAKE_KEYS.textB);
     const audit = await adminCall(a, "GET", "/api/admin/audit?limit=100");
     type Entry = { action: string; target: { id: string }; before: Record<string, unknown>; after: Record<string, unknown> };
-    const entry = (audit.body.entries as Entry[]).find((e) => e.action === "model.update" && e.target.id === "textB-instant-1");
+    const entry = (audit.body.entries as Entry[]).findLast((e) => e.action === "model.update" && e.target.id === "textB-instant-1");
     expect(entry).toMatchObject({ actor: { user_id: admin.id, email: admin.email, via: "api" }, target: { type: "model", id: "textB-instant-1" } });
     expect(entry?.before.upstreamModel).toBeUndefined();
     expect(entry?.after).toMatchObject({ upstreamModel: "instant-upstream", deployments: [{ id: "east", apiKey: `…${FAKE_KEYS.textB.slice(-4)}` }] });

@@ -27,14 +27,26 @@ function refusal(error: z.ZodError, prefix: string, skip = 0): AppError {
   return invalidParameter(path || prefix, issue?.message ?? "invalid");
 }
 
-/** Keys are secrets: the audit log keeps only their last four characters. */
-function redacted(model: CatalogModel): Record<string, unknown> {
-  const hide = (key: string | undefined) => (key ? `…${key.slice(-4)}` : key);
+const hide = (key: string | undefined) => (key ? `…${key.slice(-4)}` : key);
+
+/** Keys are secrets: the console and the audit log show only their last four characters. */
+export function shown(model: CatalogModel): CatalogModel {
   return {
     ...model,
     ...(model.apiKey !== undefined && { apiKey: hide(model.apiKey) }),
-    ...(model.deployments && { deployments: model.deployments.map((d) => ({ ...d, apiKey: hide(d.apiKey) })) }),
+    ...(model.deployments && { deployments: model.deployments.map((d) => ({ ...d, apiKey: hide(d.apiKey) ?? "" })) }),
   };
+}
+
+/**
+ * A deployment sent back without its key, or with the key as shown (`…abcd`), keeps the key its id has: an admin
+ * edits a weight without ever seeing or retyping the secret.
+ */
+function keepKeys(current: CatalogModel, deployments: ModelEdit["deployments"]): ModelEdit["deployments"] {
+  return deployments?.map((d) => {
+    const stored = current.deployments?.find((s) => s.id === d.id)?.apiKey;
+    return stored !== undefined && (d.apiKey === undefined || d.apiKey === hide(stored)) ? { ...d, apiKey: stored } : d;
+  });
 }
 
 function modelOf(snapshot: CatalogSnapshot, id: string): CatalogModel {
@@ -46,14 +58,15 @@ function modelOf(snapshot: CatalogSnapshot, id: string): CatalogModel {
 export const catalogEdits = {
   model: (ctx: AppContext, id: string) => {
     const snapshot = ctx.catalog.snapshot();
-    return { version: snapshot.version, model: modelOf(snapshot, id) };
+    return { version: snapshot.version, model: shown(modelOf(snapshot, id)) };
   },
 
   async patchModel(ctx: AppContext, actor: ConsoleActor, id: string, edit: ModelEdit, expected?: number) {
     const { enabled, ...fields } = edit;
     const { before, after } = await ctx.catalog.commit(expected, (base) => {
       const current = modelOf(base, id);
-      const parsed = catalogSchemas.modelPatches(base.models.map(({ enabled: _e, ...m }) => m)).safeParse([{ ...fields, id }]);
+      const patch = { ...fields, ...(fields.deployments && { deployments: keepKeys(current, fields.deployments) }), id };
+      const parsed = catalogSchemas.modelPatches(base.models.map(({ enabled: _e, ...m }) => m)).safeParse([patch]);
       // the edit is entry 0 of a CONFIG_FILE-style patch list: its errors name the field alone
       if (!parsed.success) throw refusal(parsed.error, "", 1);
       const enabledOf = new Map(base.models.map((m) => [m.id, m.enabled]));
@@ -61,8 +74,8 @@ export const catalogEdits = {
       return { ...base, models: parsed.data.map((m) => ({ ...m, enabled: enabledOf.get(m.id) ?? true })) };
     });
     const model = modelOf(after, id);
-    await record(ctx, actor, { action: "model.update", target: { type: "model", id }, before: redacted(modelOf(before, id)), after: redacted(model) });
-    return { version: after.version, model };
+    await record(ctx, actor, { action: "model.update", target: { type: "model", id }, before: { ...shown(modelOf(before, id)) }, after: { ...shown(model) } });
+    return { version: after.version, model: shown(model) };
   },
 
   async setPlans(ctx: AppContext, actor: ConsoleActor, plans: unknown, expected?: number) {

@@ -1,6 +1,6 @@
 import { invalidParameter } from "@gw/shared";
 import { z } from "zod";
-import { catalogEdits } from "../catalog/edits";
+import { catalogEdits, shown } from "../catalog/edits";
 import { overview } from "../console/overview";
 import { adminProcedure, type ApiContext } from "../trpc";
 import { actorOf, pathId } from "./admin-actor";
@@ -112,7 +112,7 @@ export const adminCatalogProcedures = {
     .output(z.object({ version: catalogVersion, models: z.array(model) }))
     .query(({ ctx }) => {
       const snapshot = ctx.app.catalog.snapshot();
-      return { version: snapshot.version, models: snapshot.models };
+      return { version: snapshot.version, models: snapshot.models.map(shown) };
     }),
 
   model: adminProcedure
@@ -138,7 +138,7 @@ export const adminCatalogProcedures = {
       deployments: z.array(z.strictObject({
         id: z.string(), baseUrl: z.string(), apiKey: z.string().optional(), weight: z.number().optional(),
         upstreamModel: z.string().optional(), requestsPerMinute: z.number().optional(),
-      })).optional().describe("replaces the model's deployments (CONTRACT 13)"),
+      })).optional().describe("replaces the model's deployments (CONTRACT 13); a deployment without apiKey, or with the key as shown (…abcd), keeps its id's key"),
       fallbacks: z.array(z.string()).optional().describe("model ids of the same type, tried in order"),
     }))
     .output(z.object({ version: catalogVersion, model }))
