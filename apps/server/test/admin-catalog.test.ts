@@ -194,6 +194,20 @@ describe("two admins editing at once", () => {
     expect(current.status).toBe(200);
     expect(current.body.version).toBe(now.body.version + 1);
   });
+
+  it("edits without a version apply to the newest: racing edits of two models on two instances are both kept", async () => {
+    const results = await Promise.all([
+      adminCall(a, "PATCH", "/api/admin/models/textB-2", { maxOutputTokens: 1_111 }),
+      adminCall(b, "PATCH", "/api/admin/models/textB-3-opus", { maxOutputTokens: 2_222 }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect(results[0]?.body.version).not.toBe(results[1]?.body.version);
+    await vi.waitFor(async () => {
+      const models = (await adminCall(a, "GET", "/api/admin/models")).body.models as Array<{ id: string; maxOutputTokens?: number }>;
+      expect(models.find((m) => m.id === "textB-2")?.maxOutputTokens).toBe(1_111);
+      expect(models.find((m) => m.id === "textB-3-opus")?.maxOutputTokens).toBe(2_222);
+    }, { timeout: 5_000, interval: 100 });
+  });
 });
 
 describe("deployments and the audit log", () => {

@@ -44,6 +44,8 @@ const HEAD_ID = "catalog:head";
 const versionId = (version: number) => `catalog:${version}`;
 /** how often an instance looks for a newer version (an edit is in force everywhere within this plus one lookup) */
 export const CATALOG_POLL_MS = 2_000;
+/** how often an edit without a version is tried again on top of a newer one before 409 */
+const MAX_UNVERSIONED_ATTEMPTS = 5;
 
 const isDuplicateKey = (err: unknown) => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
 
@@ -126,6 +128,17 @@ export class Catalog {
    * 409 conflict when another edit got there first.
    */
   async commit(expected: number | undefined, change: (base: CatalogSnapshot) => Omit<CatalogSnapshot, "version">): Promise<{ before: CatalogSnapshot; after: CatalogSnapshot }> {
+    // an edit that names no version applies to the newest: when another got there first, it is applied again on top
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.commitOnce(expected, change);
+      } catch (err) {
+        if (expected !== undefined || attempt >= MAX_UNVERSIONED_ATTEMPTS || !(err instanceof AppError && err.code === "conflict")) throw err;
+      }
+    }
+  }
+
+  private async commitOnce(expected: number | undefined, change: (base: CatalogSnapshot) => Omit<CatalogSnapshot, "version">): Promise<{ before: CatalogSnapshot; after: CatalogSnapshot }> {
     await this.refresh();
     const before = this.current;
     if (expected !== undefined && expected !== before.version) throw stale(before.version);
