@@ -50,8 +50,8 @@ const plan = z.object({
 
 const creditPackage = z.object({ amount: z.number().describe("dollars paid"), bonus: z.number().describe("dollars granted on top"), total: z.number() });
 
-const version = z.number().pipe(z.number().int().min(1)).optional()
-  .meta({ description: "the catalog version the edit was made on (from the GET); a newer one exists: 409 conflict. Or send If-Match", minimum: 1 });
+const version = z.number().pipe(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).optional()
+  .meta({ description: "the catalog version the edit was made on (from the GET); a newer one exists: 409 conflict. Or send If-Match", minimum: 1, maximum: Number.MAX_SAFE_INTEGER, multipleOf: 1 });
 
 const catalogVersion = z.number().int().describe("the catalog version read or written");
 
