@@ -48,7 +48,8 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   // stopped last: spans of the requests drained before are exported
   shutdownHooks.push(() => telemetry.shutdown());
   const context: AppContext = await createServices({
-    config: options.config,
+    // this instance's own copy: its catalog (models, plans, credit packages) follows the database's
+    config: { ...options.config },
     db: options.db,
     clock: options.clock ?? systemClock,
     logger: options.logger ?? createLogger(options.config.logLevel, telemetry.tracing !== undefined),

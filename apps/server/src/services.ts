@@ -9,6 +9,7 @@ import { createPlanResolver } from "@gw/billing/plan-resolver";
 import { ApiKeyService, localRevocationBus, redisRevocationBus } from "@gw/auth/api-keys/index";
 import { databaseHealthCheck } from "@gw/api/status/database-check";
 import { createHealthChecks } from "@gw/api/status/health-checks";
+import { Catalog } from "@gw/api/catalog/catalog";
 import { createAuthServices } from "@gw/auth";
 import type { AppContext } from "./context";
 import { createSessionReader } from "./auth/session-reader";
@@ -62,6 +63,10 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
   const auth = await createAuthServices({ ...base, limits, revokeAllKeysForUser: (userId) => apiKeys.revokeAllKeysForUser(userId) });
   // GET /api/status tells a busy database from a dead one by when it last answered
   base.onShutdown(base.db.keepPinging(DATABASE_PING_INTERVAL_MS));
+  // the catalog in force replaces config.models/plans/creditPackages before anything reads them
+  const catalog = await Catalog.open(base.db, base.config, base.logger);
+  catalog.start();
+  base.onShutdown(() => catalog.stop());
   const healthChecks = createHealthChecks({ clock: base.clock });
   healthChecks.register("database", databaseHealthCheck(base.db));
   return {
@@ -76,5 +81,6 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
     auth,
     accountHooks: auth.accountHooks,
     plans: createPlanResolver(base),
+    catalog,
   };
 }

@@ -43,6 +43,8 @@ export const EXCLUSIONS: Array<{ operationId: string; checks?: string[]; reason:
   { operationId: "billing-webhook", checks: ["positive_data_acceptance"], reason: "a valid request carries an HMAC of its body no generator can make: a wrong one is 400 (CONTRACT 6)" },
   { operationId: "auth-verifyEmail", checks: ["positive_data_acceptance"], reason: "the token of an e-mailed link is a secret no schema states: an unknown one is 400 invalid_token (CONTRACT 1)" },
   { operationId: "auth-confirmPasswordReset", checks: ["positive_data_acceptance"], reason: "the token of an e-mailed link is a secret no schema states: an unknown one is 400 invalid_token (CONTRACT 1)" },
+  { operationId: "admin-setPlans", checks: ["positive_data_acceptance"], reason: "each plan is checked by CONFIG_FILE's rules (known fields, whole cents, whole micro-dollars, ids unique in the list) that the document states only in words (400 invalid_parameter naming the field)" },
+  { operationId: "admin-setCreditPackages", checks: ["positive_data_acceptance"], reason: "each package is checked by CONFIG_FILE's rules (whole cents, total = amount + bonus) that the document states only in words (400 invalid_parameter naming the field)" },
   { operationId: "usage-list", checks: ["positive_data_acceptance"], reason: "`from` and `to` must name days that exist and span at most 366 days: rules across parameters and the calendar that no schema states (400 invalid_parameter)" },
 ];
 

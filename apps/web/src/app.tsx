@@ -8,6 +8,9 @@ import { SignupPage } from "./features/auth/signup-page";
 import { VerifyEmailPage } from "./features/auth/verify-email-page";
 import { AdminAuditPage } from "./features/admin/audit-page";
 import { AdminCodesPage } from "./features/admin/codes-page";
+import { AdminModelsPage } from "./features/admin/models-page";
+import { AdminOverviewPage } from "./features/admin/overview-page";
+import { AdminPlansPage } from "./features/admin/plans-page";
 import { RequireAdmin } from "./features/admin/require-admin";
 import { AdminUserPage } from "./features/admin/user-page";
 import { AdminUsersPage } from "./features/admin/users-page";
@@ -51,6 +54,9 @@ export function App() {
           <Route path="/dashboard/admin" element={<RequireAdmin><AdminUsersPage /></RequireAdmin>} />
           <Route path="/dashboard/admin/users/:id" element={<RequireAdmin><AdminUserPage /></RequireAdmin>} />
           <Route path="/dashboard/admin/codes" element={<RequireAdmin><AdminCodesPage /></RequireAdmin>} />
+          <Route path="/dashboard/admin/overview" element={<RequireAdmin><AdminOverviewPage /></RequireAdmin>} />
+          <Route path="/dashboard/admin/models" element={<RequireAdmin><AdminModelsPage /></RequireAdmin>} />
+          <Route path="/dashboard/admin/plans" element={<RequireAdmin><AdminPlansPage /></RequireAdmin>} />
           <Route path="/dashboard/admin/audit" element={<RequireAdmin><AdminAuditPage /></RequireAdmin>} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="/settings/*" element={<SettingsPage />} />

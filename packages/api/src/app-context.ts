@@ -9,6 +9,7 @@ import type { KeySpend } from "@gw/billing/key-spend/key-spend";
 import type { ApiKeyManager, KeyAccess } from "@gw/auth/api-keys/index";
 import type { LimitName } from "@gw/config";
 import type { HealthChecks } from "./status/health-checks";
+import type { Catalog } from "./catalog/catalog";
 import type { AccountHooks, AuthServices } from "@gw/auth";
 
 /** Who is calling: resolved from an API key or a session cookie. */
@@ -85,6 +86,8 @@ export interface AppContext {
   apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;
   plans: PlanResolver;
+  /** CONTRACT 12: the catalog in force (models, plans, credit packages), kept current from the database */
+  catalog: Catalog;
   limits: RateLimits;
   /** dependency probes behind GET /api/status/external; features register theirs (text_provider, payment_provider, ...) */
   healthChecks: HealthChecks;

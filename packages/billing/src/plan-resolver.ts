@@ -70,7 +70,8 @@ export function createPlanResolver(options: PlanResolverOptions): PlanLookup {
         // A failed reload is harmless: the entry expires and the next request queries again.
         load(userId).catch(() => undefined);
       }
-      return hit.plan;
+      // the cached plan's definition as the catalog has it now (a plan edited at run time, CONTRACT 12)
+      return findPlan(options.config, hit.plan.id) ?? hit.plan;
     },
     invalidate(userId) {
       cache.delete(userId);

@@ -315,13 +315,25 @@ const planEntries = z.array(planEntry).superRefine((plans, ctx) => {
   });
 });
 
+const creditPackageEntries = z.array(z.object({ amount: dollars().positive(), bonus: dollars(), total: z.number().positive() })
+  .refine((p) => Math.abs(p.amount + p.bonus - p.total) < 1e-9, { message: "total must be amount + bonus, what a purchase of amount grants", path: ["total"] }));
+
+/**
+ * The catalog edited at run time (operator console) is checked by the rules CONFIG_FILE is: model entries patch
+ * `current` by id exactly as the file's patch the defaults; plans and credit packages are whole lists.
+ */
+export const catalogSchemas = {
+  modelPatches: (current: readonly ModelDefinition[]) => z.array(modelPatch).transform((entries, ctx) => mergeModels(current, entries, ctx)),
+  plans: planEntries,
+  creditPackages: creditPackageEntries,
+};
+
 /** Shape of CONFIG_FILE (JSON); every key optional; `models` patches the defaults by id, the others replace them wholesale. */
 const fileSchema = z.object({
   models: modelEntries.optional(),
   plans: planEntries.optional(),
   // a purchase grants amount + bonus (the bonus its own ledger entry); `total` is only shown, so it must say that sum
-  creditPackages: z.array(z.object({ amount: dollars().positive(), bonus: dollars(), total: z.number().positive() })
-    .refine((p) => Math.abs(p.amount + p.bonus - p.total) < 1e-9, { message: "total must be amount + bonus, what a purchase of amount grants", path: ["total"] })).optional(),
+  creditPackages: creditPackageEntries.optional(),
   // a name that is no limit ("loginIP") was kept and never read: the limit the operator meant stayed at its default
   limits: z.partialRecord(z.enum(Object.keys(DEFAULT_LIMITS) as [LimitName, ...LimitName[]]), limitRule).optional(),
 }).strict();

@@ -134,6 +134,7 @@ export function createProviderGateway(config: Config, options: ProviderGatewayOp
     speechToText: async (req) => router.call(req.model, req.signal, false, (model, retries) => pick(on(retries).speech, model, "speech-to-text").speechToText({ ...req, model })),
     modelChain: (model) => router.chain(model),
     deploymentStates: () => router.states(),
+    reloadCatalog: () => router.reload(config),
     countTokens,
     checkHealth,
     close: () => client.close(),

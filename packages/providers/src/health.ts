@@ -98,8 +98,12 @@ function targetsOf(config: Config, endpointFor: EndpointResolver, kind: "text" |
  * otherwise (some models work, some don't), the issue naming each upstream that is not healthy.
  */
 export function createHealthCheck(client: UpstreamClient, config: Config, endpointFor: EndpointResolver): ProviderGateway["checkHealth"] {
-  const targets = { text: targetsOf(config, endpointFor, "text"), speech: targetsOf(config, endpointFor, "speech") };
+  // read again when the catalog changed at run time (config.models is then a new array)
+  let targets = { models: config.models, text: targetsOf(config, endpointFor, "text"), speech: targetsOf(config, endpointFor, "speech") };
   return async (kind: "text" | "speech", timeoutMs: number, slowMs = timeoutMs / 2): Promise<HealthReport> => {
+    if (targets.models !== config.models) {
+      targets = { models: config.models, text: targetsOf(config, endpointFor, "text"), speech: targetsOf(config, endpointFor, "speech") };
+    }
     const configured = targets[kind];
     if (configured.length === 0) return { status: "unknown", responseTimeMs: 0, issue: "not configured" };
     const reports = await Promise.all(configured.map(({ probe, endpoint }) => probeProvider(client, probe, endpoint, timeoutMs, slowMs)));

@@ -279,5 +279,7 @@ export interface ProviderGateway {
   modelChain(model: ModelDefinition): ModelDefinition[];
   /** Every configured deployment's state (/api/status/external). */
   deploymentStates(): DeploymentState[];
+  /** reads config.models again after the catalog changed at run time (deployments, fallbacks, upstream names) */
+  reloadCatalog(): void;
   close(): Promise<void>;
 }

@@ -70,6 +70,7 @@ export async function mountGateway(
   providers: ProviderGateway = createProviderGateway(ctx.config, { clock: ctx.clock }),
 ): Promise<void> {
   ctx.onShutdown(() => providers.close());
+  ctx.catalog.onChange(() => providers.reloadCatalog());
   const usageRepo = new UsageRepository(ctx.db);
   // A slot outlives the longest upstream call, so slots of a crashed instance free themselves.
   const limits = new RequestLimits({ redis: ctx.redis, logger: ctx.logger, slotTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000, now: () => ctx.clock.now() });
@@ -104,10 +105,9 @@ export async function mountGateway(
   // Only text answers stream: chat and completions, and on the task endpoint a text model's; elsewhere never.
   const once = idempotency(idempotencyStore, ctx.logger);
   const onceOrStreamed = idempotency(idempotencyStore, ctx.logger, asksForStream);
-  const textModels = new Set(ctx.config.models.filter((m) => m.type === "text").map((m) => m.id));
   const onceOrTaskStreamed = idempotency(idempotencyStore, ctx.logger, (req) => {
     const model = (req.body as { model?: unknown } | undefined)?.model;
-    return asksForStream(req) && typeof model === "string" && textModels.has(model);
+    return asksForStream(req) && typeof model === "string" && ctx.config.models.some((m) => m.id === model && m.type === "text");
   });
 
   const routes: Array<[method: "GET" | "POST", path: string, handlers: RequestHandler[]]> = [

@@ -2,7 +2,7 @@
 // customer sees no Admin section. Every step is checked against the API too.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { call, PASSWORD, uniqueEmail, verifiedUser } from "../auth-helpers";
+import { call, login, PASSWORD, uniqueEmail, verifiedUser } from "../auth-helpers";
 import { launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
 
 describe("the Admin section in a real browser", () => {
@@ -104,5 +104,23 @@ describe("the Admin section in a real browser", () => {
     const audit = page.getByTestId("admin-audit");
     for (const action of ["redemption_code.create", "user.suspend", "user.credit"]) await audit.getByText(action, { exact: true }).waitFor();
     await screenshot(page, "admin-audit");
+  });
+
+  it("edits a model on the Models page: a bad deployments list shows the server's refusal, a new price is saved", async () => {
+    await page.getByRole("navigation", { name: "Admin" }).getByRole("link", { name: "Models" }).click();
+    const row = page.getByTestId("admin-models").getByRole("row").filter({ has: page.getByRole("cell", { name: "textC-8x22b", exact: true }) });
+    await row.getByRole("button", { name: "Edit" }).click();
+    const form = page.getByRole("form", { name: "Edit textC-8x22b" });
+    await form.getByLabel("Deployments").fill('[{"id": "a", "baseUrl": "not a url"}]');
+    await form.getByRole("button", { name: "Save" }).click();
+    await form.getByRole("alert").filter({ hasText: "deployments[0].baseUrl" }).waitFor();
+    await form.getByLabel("Deployments").fill("");
+    await form.getByLabel("Input per 1K tokens").fill("4321");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Saved textC-8x22b.").waitFor();
+    await row.getByText("inputPer1k 4,321").waitFor();
+    const model = await call(env.server, "GET", "/api/admin/models/textC-8x22b", { cookie: await login(env.server, adminEmail) });
+    expect(model.body.model.pricing.inputPer1k).toBe(4321);
+    await screenshot(page, "admin-models");
   });
 });

@@ -13,7 +13,7 @@ export interface AuditEntry {
   actor: AuditActor;
   /** e.g. user.credit, user.suspend, user.unsuspend, user.revoke_keys, redemption_code.create */
   action: string;
-  target: { type: "user" | "redemption_code"; id: string };
+  target: { type: "user" | "redemption_code" | "model" | "plans" | "credit_packages"; id: string };
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;
   /** the admin's client address; null from the shell */

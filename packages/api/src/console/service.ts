@@ -84,7 +84,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   return { createdAt: new Date(Number(match[1])), id: match[2] };
 }
 
-async function record(ctx: AppContext, actor: ConsoleActor, entry: Pick<AuditEntry, "action" | "target" | "before" | "after">): Promise<void> {
+export async function record(ctx: AppContext, actor: ConsoleActor, entry: Pick<AuditEntry, "action" | "target" | "before" | "after">): Promise<void> {
   const { ip, ...who } = actor;
   await auditLog(ctx).append({ ...entry, actor: who, ip });
 }

@@ -1,7 +1,9 @@
 import { dollarsToMicros, invalidParameter } from "@gw/shared";
 import { z } from "zod";
-import { adminConsole, type ConsoleActor } from "../console/service";
-import { adminProcedure, createTRPCRouter, sessionProcedure, type ApiContext } from "../trpc";
+import { adminConsole } from "../console/service";
+import { actorOf, pathId } from "./admin-actor";
+import { adminCatalogProcedures } from "./admin-catalog";
+import { adminProcedure, createTRPCRouter, sessionProcedure } from "../trpc";
 import { historyEntry, historyInput, pageLimit } from "./billing";
 
 // CONTRACT 12: the operator console. Every route needs an admin's session (adminProcedure); the work is in
@@ -65,8 +67,8 @@ const codeView = z.object({
 const auditEntry = z.object({
   id: z.string(),
   actor: z.object({ user_id: z.string().nullable(), email: z.string().nullable(), via: z.enum(["api", "cli"]) }),
-  action: z.string().describe("user.credit, user.suspend, user.unsuspend, user.revoke_keys, redemption_code.create"),
-  target: z.object({ type: z.enum(["user", "redemption_code"]), id: z.string() }),
+  action: z.string().describe("user.credit, user.suspend, user.unsuspend, user.revoke_keys, redemption_code.create, model.update, plans.update, credit_packages.update"),
+  target: z.object({ type: z.enum(["user", "redemption_code", "model", "plans", "credit_packages"]), id: z.string() }),
   before: z.record(z.string(), z.unknown()).nullable(),
   after: z.record(z.string(), z.unknown()).nullable(),
   ip: z.string().nullable(),
@@ -74,20 +76,6 @@ const auditEntry = z.object({
 });
 
 const limit = pageLimit;
-
-/** The acting admin, for the audit log. */
-const actorOf = (ctx: ApiContext & { admin: { id: string; email: string } }): ConsoleActor => ({
-  user_id: ctx.admin.id, email: ctx.admin.email, via: "api", ip: ctx.req.ip ?? null,
-});
-
-/** Path ids arrive percent-encoded from the REST adapter (as in the key routes). */
-function pathId(id: string): string {
-  try {
-    return decodeURIComponent(id);
-  } catch {
-    throw invalidParameter("id", "malformed percent-encoding");
-  }
-}
 
 export const adminRouter = createTRPCRouter({
   /** The dashboard asks whether to show its Admin section (tRPC only; the server refuses non-admins anyway). */
@@ -198,4 +186,6 @@ export const adminRouter = createTRPCRouter({
     .input(z.object({ limit: limit(50), before: z.string().max(64).optional().describe("next_before of the previous page") }).optional())
     .output(z.object({ entries: z.array(auditEntry), next_before: z.string().nullable() }))
     .query(({ ctx, input }) => adminConsole.audit(ctx.app, { limit: input?.limit ?? 50, before: input?.before })),
+
+  ...adminCatalogProcedures,
 });

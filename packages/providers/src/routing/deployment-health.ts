@@ -13,7 +13,7 @@ export class DeploymentHealth {
   /** start times of the requests of the last minute, oldest first (only kept with a requests-per-minute limit) */
   private readonly sent: number[] = [];
 
-  constructor(private readonly clock: Clock, private readonly requestsPerMinute?: number) {}
+  constructor(private readonly clock: Clock, readonly requestsPerMinute?: number) {}
 
   /** Cooling down: skipped while another deployment can serve. */
   cooling(): boolean {

@@ -66,21 +66,33 @@ function unknownModelError(attempt: Attempt): AppError {
 }
 
 export class Router {
-  private readonly byModel = new Map<string, Deployment[]>();
-  private readonly models = new Map<string, ModelDefinition>();
+  private byModel = new Map<string, Deployment[]>();
+  private models = new Map<string, ModelDefinition>();
   private readonly endpoints = new WeakMap<ModelDefinition, Endpoint>();
   /** what the adapters resolve a model's upstream with: a deployment's own, else the model's or its provider's */
   readonly endpointFor: EndpointResolver;
   /** a model's own upstream or its provider's: what a model without deployments is served by */
-  private readonly base: EndpointResolver;
+  private base: EndpointResolver;
 
   constructor(config: Config, private readonly options: RouterOptions) {
-    const base = createEndpointResolver(config);
-    this.base = base;
-    this.endpointFor = (model) => this.endpoints.get(model) ?? base(model);
+    this.base = createEndpointResolver(config);
+    this.endpointFor = (model) => this.endpoints.get(model) ?? this.base(model);
+    this.reload(config);
+  }
+
+  /**
+   * Reads config.models again (the catalog changed at run time, CONTRACT 12): a deployment whose id and upstream are
+   * unchanged keeps its health (cooldown, requests per minute); a call already under way keeps what it chose.
+   */
+  reload(config: Config): void {
+    this.base = createEndpointResolver(config);
+    const previous = this.byModel;
+    this.byModel = new Map();
+    this.models = new Map();
     for (const model of config.models) {
       this.models.set(model.id, model);
-      this.byModel.set(model.id, model.deployments ? model.deployments.map((d) => this.declared(model, d)) : [this.implicit(model)]);
+      const before = new Map((previous.get(model.id) ?? []).map((d) => [d.id, d]));
+      this.byModel.set(model.id, model.deployments ? model.deployments.map((d) => this.declared(model, d, before.get(d.id))) : [this.implicit(model)]);
     }
   }
 
@@ -94,10 +106,14 @@ export class Router {
     return deployments;
   }
 
-  private declared(model: ModelDefinition, d: DeploymentDefinition): Deployment {
+  private declared(model: ModelDefinition, d: DeploymentDefinition, before?: Deployment): Deployment {
     const bound: ModelDefinition = { ...model, upstreamModel: d.upstreamModel ?? model.upstreamModel };
-    this.endpoints.set(bound, { baseUrl: baseUrlOf(d.baseUrl), apiKey: d.apiKey });
-    return { id: d.id, weight: d.weight, bound, configured: true, health: new DeploymentHealth(this.options.clock, d.requestsPerMinute) };
+    const endpoint = { baseUrl: baseUrlOf(d.baseUrl), apiKey: d.apiKey };
+    this.endpoints.set(bound, endpoint);
+    const previous = before?.bound ? this.endpoints.get(before.bound) : undefined;
+    const same = previous !== undefined && previous.baseUrl === endpoint.baseUrl && previous.apiKey === endpoint.apiKey && before?.health.requestsPerMinute === d.requestsPerMinute;
+    const health = same && before ? before.health : new DeploymentHealth(this.options.clock, d.requestsPerMinute);
+    return { id: d.id, weight: d.weight, bound, configured: true, health };
   }
 
   private implicit(model: ModelDefinition): Deployment {

@@ -34,6 +34,8 @@ export type Fault =
   | { kind: "wrong-shape" }
   /** answer normally, after a pause */
   | { kind: "delay"; ms: number }
+  /** answer normally once `pass()` resolves (a test's HoldPoint: the request is held while the test acts) */
+  | { kind: "hold"; pass: () => Promise<void> }
   /** 200 with a valid JSON object of about this many bytes (an answer too large to keep) */
   | { kind: "huge"; bytes: number };
 
@@ -201,6 +203,7 @@ export abstract class FakeServer {
       if (fault?.kind === "hang") return;
       if (fault?.kind === "reset") { req.socket.destroy(); return; }
       if (fault?.kind === "delay") await sleep(fault.ms);
+      if (fault?.kind === "hold") await fault.pass();
       if (fault?.kind === "status") {
         return sendJson(res, fault.status, fault.body ?? this.errorBody(fault.status, `forced status ${fault.status}`), fault.headers);
       }

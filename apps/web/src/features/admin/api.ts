@@ -96,3 +96,50 @@ export function validateAdjustment(raw: string): string | null {
   if (Number(raw) === 0) return "The amount must not be 0.";
   return null;
 }
+
+// The catalog at run time (models, plans, credit packages) and the overview.
+export type CatalogModel = Outputs["models"]["models"][number];
+export type ModelEdit = Omit<Inputs["updateModel"], "id" | "version">;
+export type Plan = Outputs["plans"]["plans"][number];
+export type CreditPackage = Outputs["creditPackages"]["credit_packages"][number];
+export type Overview = Outputs["overview"];
+
+export const useCatalogModels = () => trpc.admin.models.useQuery();
+export const usePlans = () => trpc.admin.plans.useQuery();
+export const useCreditPackages = () => trpc.admin.creditPackages.useQuery();
+export const useOverview = (range: { from: string; to: string }) => trpc.admin.overview.useQuery(range);
+
+/** After a catalog edit (written or refused as stale): the catalog and the audit log are read again. */
+function useAfterCatalogChange() {
+  const utils = trpc.useUtils();
+  return () => Promise.all([utils.admin.models.invalidate(), utils.admin.plans.invalidate(), utils.admin.creditPackages.invalidate(), utils.admin.audit.invalidate()]);
+}
+
+export function useUpdateModel() {
+  const refresh = useAfterCatalogChange();
+  return trpc.admin.updateModel.useMutation({ onSettled: refresh });
+}
+
+export function useSetPlans() {
+  const refresh = useAfterCatalogChange();
+  return trpc.admin.setPlans.useMutation({ onSettled: refresh });
+}
+
+export function useSetCreditPackages() {
+  const refresh = useAfterCatalogChange();
+  return trpc.admin.setCreditPackages.useMutation({ onSettled: refresh });
+}
+
+/** A JSON list typed by an admin: the parsed array, or an error text (the server checks every field again). */
+export function parseJsonList(raw: string): { list: Array<Record<string, unknown>> } | { error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    return { error: `Not valid JSON: ${(err as Error).message}` };
+  }
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "object" && v !== null && !Array.isArray(v))) {
+    return { error: "Enter a JSON list of objects: [{…}, {…}]." };
+  }
+  return { list: value as Array<Record<string, unknown>> };
+}

@@ -3,7 +3,8 @@ import { formatDate } from "../../lib/format";
 import { AdminNav } from "./admin-nav";
 import { useAuditLog, type AuditEntry } from "./api";
 
-const change = (values: AuditEntry["before"]): string => (values ? Object.entries(values).map(([k, v]) => `${k}: ${String(v)}`).join(", ") : "—");
+const shown = (v: unknown): string => (typeof v === "object" && v !== null ? JSON.stringify(v) : String(v));
+const change = (values: AuditEntry["before"]): string => (values ? Object.entries(values).map(([k, v]) => `${k}: ${shown(v)}`).join(", ") : "—");
 
 export function AdminAuditPage() {
   const audit = useAuditLog();
