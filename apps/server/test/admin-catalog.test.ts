@@ -185,8 +185,12 @@ describe("two admins editing at once", () => {
     expect(lost?.body.error).toMatchObject({ code: "conflict" });
     const won = results.find((r) => r.status === 200);
     const name = (won?.body.plans as Array<{ id: string; name: string }>).find((p) => p.id === "pro")?.name;
-    const now = await adminCall(b, "GET", "/api/admin/plans");
-    expect((now.body.plans as Array<{ id: string; name: string }>).find((p) => p.id === "pro")?.name).toBe(name);
+    // the other instance serves the written version within its refresh (CONTRACT 12: within 5 s)
+    let now = await adminCall(b, "GET", "/api/admin/plans");
+    await vi.waitFor(async () => {
+      now = await adminCall(b, "GET", "/api/admin/plans");
+      expect((now.body.plans as Array<{ id: string; name: string }>).find((p) => p.id === "pro")?.name).toBe(name);
+    }, { timeout: 5_000, interval: 100 });
 
     const stale = await adminCall(a, "PATCH", "/api/admin/models/textA-4", { enabled: true }, { "if-match": `"${read.body.version}"` });
     expect(stale.status).toBe(409);
