@@ -116,7 +116,10 @@ export interface GatewayOperation {
 }
 
 function addGatewayOperations(paths: Record<string, Record<string, unknown>>, origin: string, operations: GatewayOperation[]): void {
-  for (const { path, method, operation, anthropicKey, errors } of operations) {
+  for (const { path, method, operation: given, anthropicKey, errors } of operations) {
+    // a copy that shares no object (structuredClone would keep the sharing): the text rules rewrite request schemas
+    // in place, and the caller's may use one object in a request and an answer
+    const operation = JSON.parse(JSON.stringify(given)) as Record<string, unknown>;
     const responses = { ...errorResponses(errors), ...(operation.responses as Record<string, unknown>) };
     const security = anthropicKey ? [{ apiKey: [] }, { anthropicApiKey: [] }] : [{ apiKey: [] }];
     paths[path] = { servers: [{ url: origin }], ...paths[path], [method]: { ...operation, security, responses } };
@@ -147,7 +150,7 @@ function withSpecResponses(doc: OpenAPIObject): OpenAPIObject {
     paths[path] = { ...paths[path], [method]: { ...operation, security: SECURITY[auth], responses } };
   }
   doc.components = { ...doc.components, schemas: { ...(doc.components?.schemas ?? {}), ...components, [TEXT_JSON_COMPONENT]: textJsonSchema } };
-  return withTextRules(doc);
+  return doc;
 }
 
 /** The rules on text the server applies to every route (CONTRACT 7b), stated on each operation; portable patterns. */
@@ -194,5 +197,6 @@ export function buildOpenApiDocument(options: {
     addGatewayOperations((described.paths ??= {}) as Record<string, Record<string, unknown>>, options.gateway.origin, options.gateway.operations);
     described.components = { ...described.components, schemas: { ...(described.components?.schemas ?? {}), ...(options.gateway.schemas as SchemaMap | undefined) } };
   }
-  return described;
+  // after the gateway's operations are in: their bodies refuse NUL as every other route's (CONTRACT 7b)
+  return withTextRules(described);
 }

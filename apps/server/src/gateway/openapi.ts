@@ -2,6 +2,7 @@
 // routes parse with, so the document states what the routes accept; answers described after OpenAI's and
 // Anthropic's references. Merged into /api/openapi.json by buildOpenApiDocument.
 import type { GatewayOperation } from "@gw/api/openapi";
+import { countTokensApiBody, messagesApiBody, responsesApiBody } from "@gw/providers";
 import type { ErrorCode } from "@gw/shared";
 import { z } from "zod";
 import { imageABody, imageBBody } from "./schemas/images";
@@ -140,30 +141,6 @@ const responseObject = object({
   output: array({ type: "object", required: ["type"], properties: { type: string } }),
   usage: object({ input_tokens: integer, output_tokens: integer, total_tokens: integer }),
 }, ["id", "object", "created_at", "status", "model", "output"]);
-const responsesBody: Json = {
-  type: "object", required: ["model", "input"],
-  properties: {
-    model: string,
-    input: { oneOf: [string, array({ type: "object" })] },
-    instructions: { type: ["string", "null"] }, max_output_tokens: { type: ["integer", "null"], minimum: 1 },
-    temperature: { type: ["number", "null"], minimum: 0, maximum: 2 }, top_p: { type: ["number", "null"], minimum: 0, maximum: 1 },
-    tools: array({ type: "object", required: ["type"], properties: { type: string } }), tool_choice: {},
-    text: { type: "object", properties: { format: { type: "object", required: ["type"], properties: { type: { type: "string", enum: ["text", "json_object", "json_schema"] } } } } },
-    stream: { type: ["boolean", "null"] }, previous_response_id: { type: ["string", "null"] }, store: { type: ["boolean", "null"] },
-    metadata: { type: ["object", "null"], additionalProperties: string },
-  },
-};
-const messagesBody: Json = {
-  type: "object", required: ["model", "messages", "max_tokens"],
-  properties: {
-    model: string,
-    messages: array(object({ role: { type: "string", enum: ["user", "assistant"] }, content: { oneOf: [string, array({ type: "object", required: ["type"], properties: { type: string } })] } })),
-    system: { oneOf: [string, array({ type: "object" })] }, max_tokens: { type: "integer", minimum: 1 },
-    temperature: { type: "number", minimum: 0, maximum: 1 }, top_p: { type: "number", minimum: 0, maximum: 1 }, top_k: { type: "integer", minimum: 0 },
-    stop_sequences: array(string), tools: array({ type: "object" }), tool_choice: { type: "object" }, stream: { type: "boolean" },
-    metadata: { type: "object" },
-  },
-};
 const messageObject = object({
   id: string, type: { type: "string", const: "message" }, role: { type: "string", const: "assistant" }, model: string,
   content: array({ type: "object", required: ["type"], properties: { type: string } }), stop_reason: { type: ["string", "null"] },
@@ -222,7 +199,7 @@ export function gatewayOperations(): { operations: GatewayOperation[]; schemas: 
       path: "/v1/responses", method: "post", errors: MODEL_ROUTE_ERRORS,
       operation: {
         operationId: operationId("post", "/v1/responses"), summary: "Responses (OpenAI), every text model", tags: ["Gateway"], parameters: [idempotencyKey],
-        requestBody: { required: true, content: json(responsesBody) }, responses: ok("the response, or its typed events", { ...json(responseObject), ...sse }),
+        requestBody: { required: true, content: json(requestSchema(responsesApiBody)) }, responses: ok("the response, or its typed events", { ...json(responseObject), ...sse }),
       },
     },
     ...(["get", "delete"] as const).map((method): GatewayOperation => ({
@@ -238,7 +215,7 @@ export function gatewayOperations(): { operations: GatewayOperation[]; schemas: 
       operation: {
         operationId: operationId("post", "/v1/messages"), summary: "Messages (Anthropic), every text model", tags: ["Gateway"],
         parameters: [idempotencyKey, { name: "anthropic-version", in: "header", required: false, schema: string }],
-        requestBody: { required: true, content: json(messagesBody) },
+        requestBody: { required: true, content: json(requestSchema(messagesApiBody)) },
         responses: { ...ok("the message, or its events", { ...json(messageObject), ...sse }), ...anthropicErrors },
       },
     },
@@ -247,7 +224,7 @@ export function gatewayOperations(): { operations: GatewayOperation[]; schemas: 
       operation: {
         operationId: operationId("post", "/v1/messages/count_tokens"), summary: "Counts a Messages request's input tokens; free", tags: ["Gateway"],
         parameters: [{ name: "anthropic-version", in: "header", required: false, schema: string }],
-        requestBody: { required: true, content: json({ ...messagesBody, required: ["model", "messages"] }) },
+        requestBody: { required: true, content: json(requestSchema(countTokensApiBody)) },
         responses: { ...ok("the count", json(object({ input_tokens: integer }))), ...anthropicErrors },
       },
     },

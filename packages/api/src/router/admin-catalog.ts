@@ -3,7 +3,8 @@ import { z } from "zod";
 import { catalogEdits, shown } from "../catalog/edits";
 import { overview } from "../console/overview";
 import { adminProcedure, type ApiContext } from "../trpc";
-import { actorOf, pathId } from "./admin-actor";
+import { decodedPathId } from "../path-id";
+import { actorOf } from "./admin-actor";
 
 // CONTRACT 12: the catalog at run time (models, plans, credit packages) and the overview in the operator console.
 // Each catalog edit names the version it was made on (`version` in the body, or `If-Match`); a stale one is 409.
@@ -119,7 +120,7 @@ export const adminCatalogProcedures = {
     .meta({ openapi: { method: "GET", path: "/admin/models/{id}", tags, summary: "One model of the catalog" }, errors: ["not_found"] })
     .input(z.object({ id: modelId }))
     .output(z.object({ version: catalogVersion, model }))
-    .query(({ ctx, input }) => catalogEdits.model(ctx.app, pathId(input.id))),
+    .query(({ ctx, input }) => catalogEdits.model(ctx.app, decodedPathId(input.id))),
 
   updateModel: adminProcedure
     .meta({
@@ -144,7 +145,7 @@ export const adminCatalogProcedures = {
     .output(z.object({ version: catalogVersion, model }))
     .mutation(({ ctx, input }) => {
       const { id, version: bodyVersion, ...edit } = input;
-      return catalogEdits.patchModel(ctx.app, actorOf(ctx), pathId(id), edit, expectedVersion(ctx, bodyVersion));
+      return catalogEdits.patchModel(ctx.app, actorOf(ctx), decodedPathId(id), edit, expectedVersion(ctx, bodyVersion));
     }),
 
   plans: adminProcedure

@@ -1,7 +1,8 @@
 import { dollarsToMicros, invalidParameter } from "@gw/shared";
 import { z } from "zod";
 import { adminConsole } from "../console/service";
-import { actorOf, pathId } from "./admin-actor";
+import { decodedPathId, pathIdField } from "../path-id";
+import { actorOf } from "./admin-actor";
 import { adminCatalogProcedures } from "./admin-catalog";
 import { adminProcedure, createTRPCRouter, sessionProcedure } from "../trpc";
 import { historyEntry, historyInput, pageLimit } from "./billing";
@@ -22,7 +23,7 @@ const codeAmount = z.number()
   .pipe(z.number().min(0.01).max(10_000).refine(twoDecimals, { message: "must have at most two decimals" }))
   .meta({ description: "US dollars credited per redemption, 0.01 to 10000, at most two decimals", minimum: 0.01, maximum: 10_000, multipleOf: 0.01 });
 
-const userId = z.object({ id: z.string().min(1).max(100).describe("the user's id (usr_...)") });
+const userId = z.object({ id: pathIdField("the user's id (usr_...)") });
 
 const userStatus = z.enum(["active", "suspended"]);
 
@@ -113,7 +114,7 @@ export const adminRouter = createTRPCRouter({
         by_model: z.array(z.object({ model: z.string(), requests: z.number().int(), cost: z.number() })),
       }),
     }))
-    .query(({ ctx, input }) => adminConsole.userDetail(ctx.app, pathId(input.id))),
+    .query(({ ctx, input }) => adminConsole.userDetail(ctx.app, decodedPathId(input.id))),
 
   ledger: adminProcedure
     .meta({ openapi: { method: "GET", path: "/admin/users/{id}/ledger", tags, summary: "A user's payment history, as /api/billing/history" }, errors: ["not_found"] })
@@ -122,7 +123,7 @@ export const adminRouter = createTRPCRouter({
       before: historyInput.unwrap().shape.before,
     }))
     .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
-    .query(({ ctx, input }) => adminConsole.userLedger(ctx.app, pathId(input.id), { limit: input.limit, before: input.before })),
+    .query(({ ctx, input }) => adminConsole.userLedger(ctx.app, decodedPathId(input.id), { limit: input.limit, before: input.before })),
 
   credit: adminProcedure
     .meta({
@@ -131,7 +132,7 @@ export const adminRouter = createTRPCRouter({
     })
     .input(userId.extend({ amount: adjustment, reason: z.string().trim().min(1).max(500).describe("why, for the ledger and the audit log") }))
     .output(z.object({ success: z.literal(true), amount: z.number(), balance: z.number().describe("dollars after the adjustment") }))
-    .mutation(({ ctx, input }) => adminConsole.credit(ctx.app, actorOf(ctx), pathId(input.id), { amount: dollarsToMicros(input.amount), reason: input.reason })),
+    .mutation(({ ctx, input }) => adminConsole.credit(ctx.app, actorOf(ctx), decodedPathId(input.id), { amount: dollarsToMicros(input.amount), reason: input.reason })),
 
   suspend: adminProcedure
     .meta({
@@ -140,19 +141,19 @@ export const adminRouter = createTRPCRouter({
     })
     .input(userId)
     .output(z.object({ success: z.literal(true), user: userRow }))
-    .mutation(({ ctx, input }) => adminConsole.suspend(ctx.app, actorOf(ctx), pathId(input.id))),
+    .mutation(({ ctx, input }) => adminConsole.suspend(ctx.app, actorOf(ctx), decodedPathId(input.id))),
 
   unsuspend: adminProcedure
     .meta({ openapi: { method: "POST", path: "/admin/users/{id}/unsuspend", tags, summary: "Lift a suspension" }, errors: ["not_found"] })
     .input(userId)
     .output(z.object({ success: z.literal(true), user: userRow }))
-    .mutation(({ ctx, input }) => adminConsole.unsuspend(ctx.app, actorOf(ctx), pathId(input.id))),
+    .mutation(({ ctx, input }) => adminConsole.unsuspend(ctx.app, actorOf(ctx), decodedPathId(input.id))),
 
   revokeKeys: adminProcedure
     .meta({ openapi: { method: "POST", path: "/admin/users/{id}/revoke-keys", tags, summary: "Revoke every API key of a user" }, errors: ["not_found"] })
     .input(userId)
     .output(z.object({ success: z.literal(true), revoked: z.number().int() }))
-    .mutation(({ ctx, input }) => adminConsole.revokeKeys(ctx.app, actorOf(ctx), pathId(input.id))),
+    .mutation(({ ctx, input }) => adminConsole.revokeKeys(ctx.app, actorOf(ctx), decodedPathId(input.id))),
 
   codes: adminProcedure
     .meta({ openapi: { method: "GET", path: "/admin/redemption-codes", tags, summary: "Redemption codes, newest first" } })

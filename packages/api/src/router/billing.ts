@@ -47,6 +47,12 @@ const checkoutInput = z.object({
   plan_id: z.string().min(1).max(100).optional().describe("required when type is subscription"),
   success_url: httpUrl,
   cancel_url: httpUrl,
+}).meta({
+  // the field each type requires (checked by the billing package), as the document states it
+  anyOf: [
+    { properties: { type: { const: "credits" } }, required: ["amount"] },
+    { properties: { type: { const: "subscription" } }, required: ["plan_id"] },
+  ],
 });
 
 const paymentIntentInput = z.object({

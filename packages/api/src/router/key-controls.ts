@@ -21,9 +21,12 @@ const rateLimitField = z.object({
   concurrent_requests: z.number().int().min(1).describe("at most the plan's"),
 }).strict().nullable().describe("null: the plan's limits alone");
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
-const expiresField = z.string().max(40)
-  .refine((s) => ISO_DATE_TIME.test(s) && !Number.isNaN(Date.parse(s)), { message: "must be an ISO 8601 date and time with an offset (2027-01-01T00:00:00Z)" })
+/** The form as a pattern (the document states it: no flags, ASCII digits as Python reads `[0-9]`), the calendar by Date.parse (Feb 30 is refused). */
+const ISO_DATE_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})$/;
+const ISO_DATE_TIME_RULE = "must be an ISO 8601 date and time with an offset (2027-01-01T00:00:00Z)";
+const expiresField = z.string().max(40).regex(ISO_DATE_TIME, ISO_DATE_TIME_RULE)
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: ISO_DATE_TIME_RULE })
+  .meta({ format: "date-time" })
   .nullable()
   .describe("ISO 8601; null: never expires");
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { NO_CONTROLS } from "@gw/auth/api-keys/index";
-import { AppError, invalidParameter } from "@gw/shared";
+import { AppError } from "@gw/shared";
 import { displayName } from "../display-name";
+import { decodedPathId, pathIdField } from "../path-id";
 import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, sessionProcedure, verifiedSessionProcedure } from "../trpc";
 import { controlsBody, keyBodies, keyBody, keyControlsInput, keyControlsOutput, keyDetails, resolveControls } from "./key-controls";
 
@@ -25,7 +26,7 @@ const createdKey = z.object({
   ...keyControlsOutput,
 });
 
-const keyIdInput = z.object({ id: z.string().min(1).max(100).describe("the key's id (key_...)") });
+const keyIdInput = z.object({ id: pathIdField("the key's id (key_...)") });
 
 const updateKeyInput = keyIdInput.extend(keyControlsInput);
 
@@ -36,22 +37,6 @@ const rotateKeyInput = keyIdInput.extend({
 });
 
 const rotatedKey = keyDetails.extend({ key: z.string().describe("the new secret: shown only in this response") });
-
-/**
- * The REST adapter hands path parameters over still percent-encoded; `key%5Fabc` is the same URL as `key_abc`
- * (RFC 3986 6.2.2.2). Key ids are `key_` and base62, so decoding never changes an id the dashboard sends over tRPC.
- */
-function decodedKeyId(id: string): string {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(id);
-  } catch {
-    throw invalidParameter("id", "malformed percent-encoding");
-  }
-  // CONTRACT 7b: a NUL (%00) is refused as in any body field, not looked up
-  if (decoded.includes("\u0000")) throw invalidParameter("id", "must not contain NUL characters");
-  return decoded;
-}
 
 export const keysRouter = createTRPCRouter({
   list: sessionProcedure
@@ -69,7 +54,7 @@ export const keysRouter = createTRPCRouter({
     .input(keyIdInput)
     .output(keyDetails)
     .query(async ({ ctx, input }) => {
-      const key = await ctx.app.apiKeys.get(ctx.principal.userId, decodedKeyId(input.id));
+      const key = await ctx.app.apiKeys.get(ctx.principal.userId, decodedPathId(input.id));
       return keyBody(ctx.app, ctx.principal.userId, key);
     }),
 
@@ -83,7 +68,7 @@ export const keysRouter = createTRPCRouter({
     .output(keyDetails)
     .mutation(async ({ ctx, input }) => {
       const { userId } = ctx.principal;
-      const id = decodedKeyId(input.id);
+      const id = decodedPathId(input.id);
       const current = await ctx.app.apiKeys.get(userId, id);
       const controls = await resolveControls(ctx.app, userId, current.controls, input);
       const updated = await ctx.app.apiKeys.updateControls(userId, id, controls);
@@ -101,7 +86,7 @@ export const keysRouter = createTRPCRouter({
     .output(rotatedKey)
     .mutation(async ({ ctx, input }) => {
       const { userId } = ctx.principal;
-      const rotated = await ctx.app.apiKeys.rotate(userId, decodedKeyId(input.id), input.grace_seconds ?? 0);
+      const rotated = await ctx.app.apiKeys.rotate(userId, decodedPathId(input.id), input.grace_seconds ?? 0);
       return { ...(await keyBody(ctx.app, userId, rotated)), key: rotated.key };
     }),
 
@@ -147,7 +132,7 @@ export const keysRouter = createTRPCRouter({
     .input(keyIdInput)
     .output(z.object({ success: z.boolean(), message: z.string(), id: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      const id = decodedKeyId(input.id);
+      const id = decodedPathId(input.id);
       await ctx.app.apiKeys.revoke(ctx.principal.userId, id);
       return { success: true, message: "API key revoked.", id };
     }),
