@@ -1,4 +1,5 @@
 import type { Clock } from "@gw/shared";
+import { isCreditKind } from "./chain-reader";
 import { entryId, INSERT_CHUNK, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
 import type { LedgerEntryKind } from "./types";
 
@@ -112,6 +113,8 @@ export class ChainWriter {
         head = await this.head(userId);
         fresh = true;
       }
+      // a chain whose head predates the credit links: found once, then carried by every entry
+      if (head.lastCredit === undefined) head = { ...head, lastCredit: await this.repo.legacyLastCredit(userId, head.seq) };
       const plan = this.plan(userId, head, remaining);
       // A refusal decided on a cached head might be wrong (another instance may have credited): confirm on a fresh one.
       if (plan.refused.length > 0 && !fresh) {
@@ -156,6 +159,7 @@ export class ChainWriter {
     const accepted: Pending[] = [];
     const refused: Array<{ pending: Pending; balance: number }> = [];
     let { seq, balance } = head;
+    let lastCredit = head.lastCredit ?? 0;
     const seen = new Set<string>();
     const now = new Date(this.clock.now());
     for (const pending of pendings) {
@@ -186,6 +190,11 @@ export class ChainWriter {
         idempotencyKey: m.idempotencyKey,
         createdAt: now,
       };
+      if (isCreditKind(m.kind)) {
+        doc.prevCredit = lastCredit;
+        lastCredit = seq;
+      }
+      doc.lastCredit = lastCredit;
       if (m.holdId !== undefined) doc.holdId = m.holdId;
       if (m.cost !== undefined) doc.cost = m.cost;
       if (m.reservationId !== undefined) doc.reservationId = m.reservationId;
@@ -193,6 +202,6 @@ export class ChainWriter {
       docs.push(doc);
       accepted.push(pending);
     }
-    return { docs, accepted, refused, nextHead: { seq, balance } };
+    return { docs, accepted, refused, nextHead: { seq, balance, lastCredit } };
   }
 }

@@ -1,5 +1,6 @@
 import type { Database } from "@gw/db";
 import { newId, type Clock } from "@gw/shared";
+import { isCreditKind } from "./chain-reader";
 import { ChainWriter } from "./chain-writer";
 import { repairGaps } from "./gap-repair";
 import { LedgerRepository, toEntry } from "./repository";
@@ -358,11 +359,18 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       for (const id of users) {
         let expectedSeq = 1;
         let balance = 0;
+        let lastCredit = 0;
         for (const doc of await repo.chain(id)) {
           if (doc.seq !== expectedSeq) problems.push(`${id}: gap or duplicate at seq ${doc.seq} (expected ${expectedSeq})`);
           balance += doc.amount;
           if (doc.balanceAfter !== balance) problems.push(`${id}: seq ${doc.seq} balanceAfter ${doc.balanceAfter} != running sum ${balance}`);
           if (doc.balanceAfter < 0) problems.push(`${id}: seq ${doc.seq} negative balance ${doc.balanceAfter}`);
+          // the history's links (absent on entries older than them)
+          if (isCreditKind(doc.kind)) {
+            if (doc.prevCredit !== undefined && doc.prevCredit !== lastCredit) problems.push(`${id}: seq ${doc.seq} prevCredit ${doc.prevCredit} != ${lastCredit}`);
+            lastCredit = doc.seq;
+          }
+          if (doc.lastCredit !== undefined && doc.lastCredit !== lastCredit) problems.push(`${id}: seq ${doc.seq} lastCredit ${doc.lastCredit} != ${lastCredit}`);
           expectedSeq = doc.seq + 1;
         }
       }

@@ -1,10 +1,21 @@
 import type { Collection, CreateIndexesOptions, IndexSpecification, MongoBulkWriteError } from "mongodb";
 import type { Database } from "@gw/db";
-import type { LedgerEntry, LedgerEntryKind } from "./types";
+import { ChainReader, isCreditKind } from "./chain-reader";
+import { CREDIT_KINDS, type LedgerEntry, type LedgerEntryKind } from "./types";
 
 /** Stored shape: the entry with its id as `_id` = `<userId>:<seq>`, so the primary key itself makes each position
  * of a chain single-use. */
-export type LedgerDoc = Omit<LedgerEntry, "id"> & { _id: string };
+export type LedgerDoc = Omit<LedgerEntry, "id"> & {
+  _id: string;
+  /**
+   * The position of the newest credit entry (a kind the billing history lists) at or before this one, 0 for none: a
+   * running value carried by the chain like `balanceAfter`, so the history is read by `_id` from the head. Absent on
+   * entries written before it existed (read then with a query).
+   */
+  lastCredit?: number;
+  /** credit entries: the position of the credit entry before this one (0 for none), the history's next link */
+  prevCredit?: number;
+};
 
 /** A live ledger instance; its reservations are released by others once it stops beating. */
 export interface InstanceDoc {
@@ -18,6 +29,8 @@ export const LEDGER_COLLECTION = "ledger_entries";
 export interface Head {
   seq: number;
   balance: number;
+  /** see LedgerDoc.lastCredit; undefined when the head entry predates it */
+  lastCredit?: number;
 }
 
 export const entryId = (userId: string, seq: number): string => `${userId}:${seq.toString().padStart(12, "0")}`;
@@ -61,9 +74,12 @@ const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
 export class LedgerRepository {
   readonly collection: Collection<LedgerDoc>;
   readonly instances: Collection<InstanceDoc>;
+  /** reads of one chain by `_id` (see ChainReader) */
+  readonly reader: ChainReader;
 
   /** `collection`: another chain of the same kind (a key's spend, packages/billing/src/key-spend) */
   constructor(private readonly db: Database, collection = LEDGER_COLLECTION) {
+    this.reader = new ChainReader(db, collection);
     this.collection = db.connection.collection<LedgerDoc>(collection);
     this.instances = db.connection.collection<InstanceDoc>("ledger_instances");
   }
@@ -105,9 +121,21 @@ export class LedgerRepository {
     }
   }
 
+  /** The chain's newest position and balance, read by `_id` (see ChainReader.head). */
   async head(userId: string): Promise<Head> {
-    const doc = await this.collection.find({ userId }, { projection: { seq: 1, balanceAfter: 1 } }).sort({ seq: -1 }).limit(1).next();
-    return doc ? { seq: doc.seq, balance: doc.balanceAfter } : { seq: 0, balance: 0 };
+    const doc = await this.reader.head(userId);
+    if (!doc) return { seq: 0, balance: 0, lastCredit: 0 };
+    const lastCredit = doc.lastCredit ?? (isCreditKind(doc.kind) ? doc.seq : undefined);
+    return { seq: doc.seq, balance: doc.balanceAfter, lastCredit };
+  }
+
+  /**
+   * The newest credit entry at or before `seq` for a chain whose entries predate `lastCredit`: a query on `userId`
+   * (a scan of the collection on the embedded database), needed once per such chain, by its first new entry.
+   */
+  async legacyLastCredit(userId: string, seq: number): Promise<number> {
+    const doc = await this.collection.find({ userId, seq: { $lte: seq }, kind: { $in: CREDIT_KINDS } }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
+    return doc?.seq ?? 0;
   }
 
   /**
@@ -115,6 +143,13 @@ export class LedgerRepository {
    * at most INSERT_CHUNK entries, each only after the one before went in whole, so nothing after a failure is written.
    */
   async insertChain(docs: LedgerDoc[]): Promise<InsertOutcome> {
+    const outcome = await this.insertChunks(docs);
+    const last = docs[(outcome.ok ? docs.length : outcome.inserted) - 1];
+    if (last) await this.reader.advance(last.userId, last.seq);
+    return outcome;
+  }
+
+  private async insertChunks(docs: LedgerDoc[]): Promise<InsertOutcome> {
     for (let start = 0; start < docs.length; start += INSERT_CHUNK) {
       const chunk = docs.slice(start, start + INSERT_CHUNK);
       try {
@@ -138,7 +173,44 @@ export class LedgerRepository {
     return this.collection.find({ idempotencyKey: { $in: keys } }).toArray();
   }
 
+  /**
+   * Newest first, read by `_id`: credit kinds follow the chain's credit links (one lookup per entry), other kinds walk
+   * the chain backwards. A link missing on an entry older than the links falls back to the query for the rest.
+   */
   async entries(userId: string, opts: { limit: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerDoc[]> {
+    const head = await this.head(userId);
+    const top = Math.min(head.seq, (opts.beforeSeq ?? Number.MAX_SAFE_INTEGER) - 1);
+    if (top < 1 || opts.limit < 1) return [];
+    const kinds = opts.kinds?.length ? new Set(opts.kinds) : undefined;
+    if (kinds && [...kinds].every(isCreditKind)) return this.creditEntries(userId, top, opts.limit, kinds);
+    const found: LedgerDoc[] = [];
+    await this.reader.walkBack(userId, top, (doc) => {
+      if (!kinds || kinds.has(doc.kind)) found.push(doc);
+      return found.length < opts.limit;
+    });
+    return found;
+  }
+
+  private async creditEntries(userId: string, top: number, limit: number, kinds: Set<LedgerEntryKind>): Promise<LedgerDoc[]> {
+    const found: LedgerDoc[] = [];
+    const start = await this.reader.at(userId, top);
+    let next = start ? start.lastCredit ?? (isCreditKind(start.kind) ? start.seq : undefined) : undefined;
+    while (next !== undefined && next > 0 && found.length < limit) {
+      const doc = await this.reader.at(userId, next);
+      if (!doc || !isCreditKind(doc.kind)) {
+        next = undefined;
+        break;
+      }
+      if (kinds.has(doc.kind)) found.push(doc);
+      next = doc.prevCredit;
+    }
+    if (next === 0 || found.length >= limit) return found;
+    // entries older than the links (or a link that does not hold): the query, below what was found
+    const below = found.length > 0 ? (found[found.length - 1]?.seq ?? top + 1) : top + 1;
+    return [...found, ...(await this.queryEntries(userId, { limit: limit - found.length, beforeSeq: below, kinds: [...kinds] }))];
+  }
+
+  private async queryEntries(userId: string, opts: { limit: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerDoc[]> {
     const filter: Record<string, unknown> = { userId };
     if (opts.beforeSeq !== undefined) filter.seq = { $lt: opts.beforeSeq };
     if (opts.kinds?.length) filter.kind = { $in: opts.kinds };
