@@ -59,13 +59,23 @@ describe("chat-compatible /v1 endpoints through the official openai SDK", () => 
   });
 
   it("answers an unknown path under /v1 and /api/v1 with 404 and, the key being known, the X-RateLimit-* headers", async () => {
-    for (const [method, path] of [["POST", "/api/v1/nothing"], ["GET", "/v1/chat/completions"], ["DELETE", "/v1/files/x"]] as const) {
+    for (const [method, path] of [["POST", "/api/v1/nothing"], ["GET", "/v1/chat/nothing"], ["DELETE", "/v1/files/x"]] as const) {
       const res = await fetch(`${h.server.url}${path}`, { method, headers: { authorization: `Bearer ${h.user.key}` } });
       expect(res.status).toBe(404);
       expect(await readJson(res)).toEqual({ error: { message: `No route for ${method} ${path}.`, type: "not_found_error", code: "not_found" } });
       expect(res.headers.get("x-ratelimit-limit")).toBe("20");
       expect(res.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
     }
+  });
+
+  it("answers another method on a gateway route with 405 and Allow (issue 38), the X-RateLimit-* headers too", async () => {
+    // a user of its own: the shared one's requests per minute are counted by the other tests
+    const user = await fundedUser(h.server, 0);
+    const res = await fetch(`${h.server.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${user.key}` } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(await readJson(res)).toEqual({ error: { message: "GET is not allowed on /v1/chat/completions; allowed: POST.", type: "invalid_request_error", code: "method_not_allowed" } });
+    expect(res.headers.get("x-ratelimit-limit")).toBe("20");
   });
 
   it("routes textB models to the Anthropic protocol", async () => {

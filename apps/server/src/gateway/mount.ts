@@ -6,7 +6,7 @@ import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { apiCors } from "../http/cors";
 import type { DirectRoutes } from "../http/direct-routes";
-import { methodNotAllowed } from "../api/method-not-allowed";
+import { methodNotAllowed, undeclaredMethod } from "../api/method-not-allowed";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
@@ -155,8 +155,9 @@ export async function mountGateway(
   router.options("/api/usage", noStore, usageAuth, methodNotAllowed(ctx));
   // GET /api/v1/key is an API route (the keys router's REST face, mounted after the gateway), not a gateway one
   router.all("/api/v1/key", (_req, _res, next) => next("router"));
-  // an unknown route there, another method on a gateway path included, is 404 not_found (CONTRACT 1), as OpenAI answers
-  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, _res, next) => next(new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
+  // an unknown route there is 404 not_found (CONTRACT 1); a gateway path the OpenAPI document declares, asked with
+  // another method, is 405 with Allow (issue 38)
+  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, res, next) => next(undeclaredMethod(ctx, req, res) ?? new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));
