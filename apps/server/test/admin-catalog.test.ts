@@ -67,6 +67,14 @@ describe("reading the catalog", () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe("not_found");
   });
+
+  it("shows each deployment's state as /api/status/external does (CONTRACT 13)", async () => {
+    const list = await adminCall(a, "GET", "/api/admin/models");
+    const external = await fetch(`${a.url}/api/status/external`);
+    const states = ((await external.json()) as { deployments: unknown[] }).deployments;
+    expect(list.body.deployments).toEqual(states);
+    expect(list.body.deployments).toContainEqual({ model: "textA-4", deployment: "default", status: "healthy" });
+  });
 });
 
 describe("every edit is checked as CONFIG_FILE is", () => {

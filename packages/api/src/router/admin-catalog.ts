@@ -5,6 +5,7 @@ import { overview } from "../console/overview";
 import { adminProcedure, type ApiContext } from "../trpc";
 import { decodedPathId } from "../path-id";
 import { actorOf } from "./admin-actor";
+import { deploymentEntry } from "./status";
 
 // CONTRACT 12: the catalog at run time (models, plans, credit packages) and the overview in the operator console.
 // Each catalog edit names the version it was made on (`version` in the body, or `If-Match`); a stale one is 409.
@@ -110,10 +111,14 @@ export const adminCatalogProcedures = {
   models: adminProcedure
     .meta({ openapi: { method: "GET", path: "/admin/models", tags, summary: "The model catalog in force, disabled models included" } })
     .input(z.object({}).optional())
-    .output(z.object({ version: catalogVersion, models: z.array(model) }))
+    .output(z.object({
+      version: catalogVersion,
+      models: z.array(model),
+      deployments: z.array(deploymentEntry).describe("CONTRACT 13: each deployment's state as this instance sees it now, as /api/status/external shows it"),
+    }))
     .query(({ ctx }) => {
       const snapshot = ctx.app.catalog.snapshot();
-      return { version: snapshot.version, models: snapshot.models.map(shown) };
+      return { version: snapshot.version, models: snapshot.models.map(shown), deployments: ctx.app.healthChecks.deployments() };
     }),
 
   model: adminProcedure

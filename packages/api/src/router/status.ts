@@ -15,7 +15,7 @@ const healthEntry = z.object({
   issue: z.string().optional(),
 });
 
-const deploymentEntry = z.object({
+export const deploymentEntry = z.object({
   model: z.string(),
   deployment: z.string().describe("the deployment's id in the models config; `default` for a model without a deployments list"),
   status: z.enum(["healthy", "cooling_down", "rate_limited"]).describe("cooling_down: skipped after a 429, 5xx, timeout or connection error; rate_limited: at its requestsPerMinute"),

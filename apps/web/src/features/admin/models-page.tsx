@@ -78,6 +78,16 @@ function ModelForm({ model, version, onDone }: { model: CatalogModel; version: n
 
 export function AdminModelsPage() {
   const models = useCatalogModels();
+  // each deployment with its weight and its state now (CONTRACT 13), as /api/status/external shows it
+  const deploymentsText = (m: CatalogModel, states: ReadonlyArray<{ model: string; deployment: string; status: string; cooling_until?: string }>) => {
+    const own = states.filter((d) => d.model === m.id);
+    if (own.length === 0) return m.deployments ? m.deployments.map((d) => `${d.id} (×${d.weight})`).join(", ") : "provider default";
+    return own.map((d) => {
+      const weight = m.deployments?.find((c) => c.id === d.deployment)?.weight;
+      const until = d.cooling_until ? ` until ${new Date(d.cooling_until).toLocaleTimeString()}` : "";
+      return `${d.deployment}${weight !== undefined ? ` (×${weight})` : ""}: ${d.status.replace("_", " ")}${until}`;
+    }).join(", ");
+  };
   const [editing, setEditing] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const rows = models.data?.models;
@@ -108,7 +118,7 @@ export function AdminModelsPage() {
                     <td data-label="Enabled">{m.enabled ? "Yes" : "No"}</td>
                     <td data-label="Prices (µ$)">{priceText(m)}</td>
                     <td data-label="Upstream model">{m.upstreamModel ?? "—"}</td>
-                    <td data-label="Deployments">{m.deployments ? m.deployments.map((d) => `${d.id} (×${d.weight})`).join(", ") : "provider default"}</td>
+                    <td data-label="Deployments">{deploymentsText(m, models.data?.deployments ?? [])}</td>
                     <td data-label="Fallbacks">{m.fallbacks?.join(", ") || "—"}</td>
                     <td><button type="button" className="btn btn-small" onClick={() => { setSaved(null); setEditing(m.id); }}>Edit</button></td>
                   </tr>
