@@ -158,50 +158,65 @@ export class ChainWriter {
     const docs: LedgerDoc[] = [];
     const accepted: Pending[] = [];
     const refused: Array<{ pending: Pending; balance: number }> = [];
-    let { seq, balance } = head;
-    let lastCredit = head.lastCredit ?? 0;
+    const state: ChainState = { seq: head.seq, balance: head.balance, lastCredit: head.lastCredit ?? 0 };
     const seen = new Set<string>();
     const now = new Date(this.clock.now());
     for (const pending of pendings) {
       const m = pending.movement;
       // Two movements with one key in one batch: the second is a duplicate of the first.
       if (seen.has(m.idempotencyKey)) {
-        pending.resolve({ status: "duplicate", balance });
+        pending.resolve({ status: "duplicate", balance: state.balance });
         continue;
       }
       const floor = m.floor ?? 0;
-      if (m.requireCover && balance + m.amount < floor) {
-        refused.push({ pending, balance });
+      if (m.requireCover && state.balance + m.amount < floor) {
+        refused.push({ pending, balance: state.balance });
         continue;
       }
       seen.add(m.idempotencyKey);
-      // decided on the head this batch is inserted after: a stale head loses the position and is planned again
-      const amount = m.upToBalance ? Math.max(m.amount, -Math.max(balance - floor, 0)) : m.amount;
-      const meta = amount === m.amount ? m.meta : { ...m.meta, shortfall: amount - m.amount };
-      seq += 1;
-      balance += amount;
-      const doc: LedgerDoc = {
-        _id: entryId(userId, seq),
-        userId,
-        seq,
-        kind: m.kind,
-        amount,
-        balanceAfter: balance,
-        idempotencyKey: m.idempotencyKey,
-        createdAt: now,
-      };
-      if (isCreditKind(m.kind)) {
-        doc.prevCredit = lastCredit;
-        lastCredit = seq;
-      }
-      doc.lastCredit = lastCredit;
-      if (m.holdId !== undefined) doc.holdId = m.holdId;
-      if (m.cost !== undefined) doc.cost = m.cost;
-      if (m.reservationId !== undefined) doc.reservationId = m.reservationId;
-      if (meta !== undefined) doc.meta = meta;
+      const doc = nextEntry(userId, state, m, now);
       docs.push(doc);
       accepted.push(pending);
     }
-    return { docs, accepted, refused, nextHead: { seq, balance, lastCredit } };
+    return { docs, accepted, refused, nextHead: { ...state } };
   }
+}
+
+/** Where a chain ends while entries are planned after it. */
+export interface ChainState {
+  seq: number;
+  balance: number;
+  lastCredit: number;
+}
+
+/**
+ * The entry that appends movement `m` after `state` (which it advances): the one place a stored entry is shaped (the
+ * bench seeds its ledgers with it too).
+ */
+export function nextEntry(userId: string, state: ChainState, m: Movement, now: Date): LedgerDoc {
+  // decided on the head this batch is inserted after: a stale head loses the position and is planned again
+  const amount = m.upToBalance ? Math.max(m.amount, -Math.max(state.balance - (m.floor ?? 0), 0)) : m.amount;
+  const meta = amount === m.amount ? m.meta : { ...m.meta, shortfall: amount - m.amount };
+  state.seq += 1;
+  state.balance += amount;
+  const doc: LedgerDoc = {
+    _id: entryId(userId, state.seq),
+    userId,
+    seq: state.seq,
+    kind: m.kind,
+    amount,
+    balanceAfter: state.balance,
+    idempotencyKey: m.idempotencyKey,
+    createdAt: now,
+  };
+  if (isCreditKind(m.kind)) {
+    doc.prevCredit = state.lastCredit;
+    state.lastCredit = state.seq;
+  }
+  doc.lastCredit = state.lastCredit;
+  if (m.holdId !== undefined) doc.holdId = m.holdId;
+  if (m.cost !== undefined) doc.cost = m.cost;
+  if (m.reservationId !== undefined) doc.reservationId = m.reservationId;
+  if (meta !== undefined) doc.meta = meta;
+  return doc;
 }

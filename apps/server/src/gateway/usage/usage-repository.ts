@@ -1,7 +1,8 @@
 // Usage records are not a collection of their own: each request's record is the `meta` of its `settle` ledger
 // entry (the charge), so a request costs the database one document, written in the ledger's batched flush. This
-// module reads them back for GET /api/usage.
-import { LEDGER_COLLECTION } from "@gw/billing/ledger/index";
+// module reads them back for GET /api/usage, walking the user's chain backwards by `_id` (see ChainReader): the
+// embedded database answers any other filter by reading every user's entries.
+import { ChainReader, LEDGER_COLLECTION } from "@gw/billing/ledger/index";
 import type { Database } from "@gw/db";
 import type { mongo } from "mongoose";
 
@@ -57,10 +58,19 @@ export interface UsageRecord {
   createdAt: Date;
 }
 
+/**
+ * How far one instance's clock may be ahead of another's. An entry's `createdAt` is when its instance wrote it, after
+ * the request it records finished (`meta.createdAt`, same clock), and each entry of a chain is written after the one
+ * before it: so once the walk meets an entry written this long before `from`, no entry further back is in the range.
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
 /** The fields of a settle entry this module reads. */
 interface SettleDoc {
+  _id: string;
   userId: string;
   kind: string;
+  createdAt: Date;
   holdId?: string;
   cost?: number;
   meta?: StoredUsage;
@@ -124,16 +134,271 @@ function toRecord(doc: SettleDoc): UsageRecord | undefined {
   };
 }
 
-export class UsageRepository {
-  private readonly collection: mongo.Collection<SettleDoc>;
+/** Newest first: by the time of the request, then by position in the chain. */
+const newestFirst = (a: SettleDoc, b: SettleDoc): number =>
+  (b.meta?.createdAt.getTime() ?? 0) - (a.meta?.createdAt.getTime() ?? 0) || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
 
-  constructor(db: Database) {
+/**
+ * The usage of one block of a chain's positions (`v2:<userId>:<size>:<block>`: positions block·size+1 … (block+1)·size), written
+ * by the first reader once the chain's head is past the block. Entries never change, so a block's summary never does
+ * either: concurrent readers insert the same document, and one deleted is computed again.
+ */
+interface UsageBlockDoc {
+  _id: string;
+  /** newest write time (`createdAt`) of its entries */
+  writtenUntil: Date;
+  /** oldest and newest request time of its usage records (absent: it has none) */
+  first?: Date;
+  last?: Date;
+  rows: UsageTotalsRow[];
+}
+
+export const USAGE_BLOCKS_COLLECTION = "ledger_usage_blocks";
+/** positions per usage block of the smallest level; a block of the next level holds this many of the one below */
+export const USAGE_BLOCK_SIZE = 64;
+/** levels of blocks: 64, 4,096 and 262,144 positions */
+const BLOCK_LEVELS = 3;
+
+function addToRows(rows: Map<string, UsageTotalsRow>, row: UsageTotalsRow): void {
+  const key = `${row.day}\u0000${row.model}\u0000${row.keyId ?? ""}`;
+  const into = rows.get(key);
+  if (!into) {
+    rows.set(key, { ...row });
+    return;
+  }
+  into.requests += row.requests;
+  into.costMicros += row.costMicros;
+  into.promptTokens += row.promptTokens;
+  into.completionTokens += row.completionTokens;
+  into.characters += row.characters;
+  into.audioSeconds += row.audioSeconds;
+  into.images += row.images;
+}
+
+/** One usage record as a totals row of one request. */
+function rowOf(doc: SettleDoc): UsageTotalsRow | undefined {
+  const m = doc.meta;
+  if (!m) return undefined;
+  return {
+    // no `keyId` rather than an undefined one, which a stored summary would hold as null
+    day: utcDay(m.createdAt), model: m.model, ...(m.keyId !== undefined ? { keyId: m.keyId } : {}), requests: 1, costMicros: doc.cost ?? 0, promptTokens: m.promptTokens ?? 0,
+    completionTokens: m.completionTokens ?? 0, characters: m.characters ?? 0, audioSeconds: m.audioSeconds ?? 0, images: m.images ?? 0,
+  };
+}
+
+/** The summary of one entry (a level-0 block is the merge of its entries'). */
+function entrySummary(doc: SettleDoc): UsageBlockDoc {
+  const row = doc.kind === "settle" ? rowOf(doc) : undefined;
+  const at = doc.meta?.createdAt;
+  return row && at ? { _id: doc._id, writtenUntil: doc.createdAt, first: at, last: at, rows: [row] } : { _id: doc._id, writtenUntil: doc.createdAt, rows: [] };
+}
+
+function merge(_id: string, parts: UsageBlockDoc[]): UsageBlockDoc {
+  const rows = new Map<string, UsageTotalsRow>();
+  let writtenUntil = 0;
+  let first: number | undefined;
+  let last: number | undefined;
+  for (const part of parts) {
+    writtenUntil = Math.max(writtenUntil, part.writtenUntil.getTime());
+    if (part.first && part.last) {
+      first = Math.min(first ?? part.first.getTime(), part.first.getTime());
+      last = Math.max(last ?? part.last.getTime(), part.last.getTime());
+    }
+    for (const row of part.rows) addToRows(rows, row);
+  }
+  const block: UsageBlockDoc = { _id, writtenUntil: new Date(writtenUntil), rows: [...rows.values()] };
+  if (first !== undefined && last !== undefined) {
+    block.first = new Date(first);
+    block.last = new Date(last);
+  }
+  return block;
+}
+
+interface Scan {
+  /** the records read one by one that match, newest first: every one of the `need` newest is among them */
+  records: SettleDoc[];
+  total: number;
+  rows: Map<string, UsageTotalsRow>;
+}
+
+const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
+
+export class UsageRepository {
+  private readonly reader: ChainReader;
+  private readonly collection: mongo.Collection<SettleDoc>;
+  private readonly blocks: mongo.Collection<UsageBlockDoc>;
+  /** scans in progress, shared by a page and its totals (asked at once) */
+  private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
+
+  constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
+    this.reader = new ChainReader(db);
     this.collection = db.connection.collection<SettleDoc>(LEDGER_COLLECTION);
+    this.blocks = db.connection.collection<UsageBlockDoc>(USAGE_BLOCKS_COLLECTION);
   }
 
-  /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none). */
-  private filter(q: UsageFilter) {
-    return {
+  /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none) in the query. */
+  private matches(doc: SettleDoc, q: UsageFilter): boolean {
+    const m = doc.meta;
+    if (doc.kind !== "settle" || !m) return false;
+    const at = m.createdAt.getTime();
+    return at >= q.from.getTime() && at < q.to.getTime() && (!q.model || m.model === q.model) && (!q.keyId || m.keyId === q.keyId)
+      && (!q.endpoint || m.endpoint === q.endpoint) && (!q.status || (m.status ?? "success") === q.status);
+  }
+
+  /** A scan that finds at least the `need` newest records of the query (0: totals only). */
+  private scan(q: UsageFilter, need: number): Promise<Scan> {
+    const key = JSON.stringify([q.userId, q.from, q.to, q.model, q.keyId, q.endpoint, q.status]);
+    const running = this.scans.get(key);
+    if (running && running.need >= need) return running.scan;
+    const scan = this.walk(q, need).finally(() => {
+      if (this.scans.get(key)?.scan === scan) this.scans.delete(key);
+    });
+    this.scans.set(key, { need, scan });
+    return scan;
+  }
+
+  /** Entries at positions from…to (newest first), by `_id`. */
+  private async read(userId: string, from: number, to: number): Promise<SettleDoc[]> {
+    const docs: SettleDoc[] = [];
+    await this.reader.walkBack(userId, to, (entry) => {
+      if (entry.seq < from) return false;
+      docs.push(entry as unknown as SettleDoc);
+      return entry.seq > from;
+    });
+    return docs;
+  }
+
+  /** positions in a block of this level (0: the smallest) */
+  private size(level: number): number {
+    return this.blockSize ** (level + 1);
+  }
+
+  /**
+   * A full block's summary: stored, or computed and stored for the next reader, from its entries (level 0, returned
+   * too) or from its `blockSize` sub-blocks' summaries.
+   */
+  private blockId(userId: string, level: number, index: number): string {
+    // the rows' shape (v2: per day, model and key) and the size in the id: a build with other rows or sizes does not read these
+    return `v2:${userId}:${this.size(level)}:${index.toString().padStart(12, "0")}`;
+  }
+
+  /**
+   * Asks for the stored summaries of blocks `from`…`to` of a level at once (a walk takes them one after the other),
+   * so that their lookups are pipelined rather than each waiting for the one before.
+   */
+  private prefetch(stored: Map<string, Promise<UsageBlockDoc | null>>, userId: string, level: number, from: number, to: number): void {
+    for (let index = Math.max(0, from); index <= to; index++) {
+      const id = this.blockId(userId, level, index);
+      // one the walk does not reach must not fail the process when it fails: one it reaches is computed again
+      if (!stored.has(id)) stored.set(id, this.blocks.findOne({ _id: id }).catch(() => null));
+    }
+  }
+
+  private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>): Promise<{ summary: UsageBlockDoc; entries?: SettleDoc[] }> {
+    const size = this.size(level);
+    const id = this.blockId(userId, level, index);
+    const stored = await (prefetched?.get(id) ?? this.blocks.findOne({ _id: id }));
+    if (stored) return { summary: stored };
+    let entries: SettleDoc[] | undefined;
+    let summary: UsageBlockDoc;
+    if (level === 0) {
+      entries = await this.read(userId, index * size + 1, (index + 1) * size);
+      summary = merge(id, entries.map(entrySummary));
+    } else {
+      const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i)));
+      summary = merge(id, parts.map((p) => p.summary));
+    }
+    try {
+      await this.blocks.insertOne(summary);
+    } catch (err) {
+      // another reader stored the same summary first; anything else leaves it to the next reader
+      if (!isDuplicateKey(err)) throw err;
+    }
+    return { summary, entries };
+  }
+
+  /**
+   * The user's chain from its head back to the range's start. Positions above the last multiple of `blockSize` are
+   * read entry by entry; below it, the chain is taken in the largest full blocks that end at the cursor: a block whose
+   * records all fall in the range and none can be on the page is counted from its summary, one with no record in the
+   * range is skipped, any other is taken in its sub-blocks (its entries at the smallest level).
+   */
+  private async walk(q: UsageFilter, need: number): Promise<Scan> {
+    const result: Scan = { records: [], total: 0, rows: new Map() };
+    const head = await this.reader.head(q.userId);
+    if (!head) return result;
+    const stopBefore = q.from.getTime() - CLOCK_SKEW_MS;
+    let stopped = false;
+    const visit = (doc: SettleDoc): void => {
+      stopped ||= doc.createdAt.getTime() < stopBefore;
+      if (!this.matches(doc, q)) return;
+      result.records.push(doc);
+      result.total += 1;
+      const row = rowOf(doc);
+      if (row) addToRows(result.rows, row);
+    };
+    const prefetched = new Map<string, Promise<UsageBlockDoc | null>>();
+    /** true: the walk is over (this block and all before it were written before the range began) */
+    const take = async (level: number, index: number): Promise<boolean> => {
+      const { summary, entries } = await this.block(q.userId, level, index, prefetched);
+      if (summary.writtenUntil.getTime() < stopBefore) return true;
+      if (!summary.first || !summary.last || summary.last < q.from || summary.first >= q.to) return false;
+      // a summary's rows are per day, model and key: an endpoint or status filter needs the entries themselves
+      const whole = summary.first >= q.from && summary.last < q.to && !q.endpoint && !q.status;
+      if (whole && !this.mayHoldPage(result.records, need, summary.last)) {
+        for (const row of summary.rows) {
+          if ((q.model && row.model !== q.model) || (q.keyId && row.keyId !== q.keyId)) continue;
+          addToRows(result.rows, row);
+          result.total += row.requests;
+        }
+        return false;
+      }
+      if (level === 0) {
+        const size = this.size(0);
+        for (const doc of entries ?? await this.read(q.userId, index * size + 1, (index + 1) * size)) visit(doc);
+        return stopped;
+      }
+      this.prefetch(prefetched, q.userId, level - 1, index * this.blockSize, (index + 1) * this.blockSize - 1);
+      for (let part = this.blockSize - 1; part >= 0; part--) if (await take(level - 1, index * this.blockSize + part)) return true;
+      return false;
+    };
+    let cursor = head.seq;
+    while (cursor >= 1 && !stopped) {
+      let level = BLOCK_LEVELS - 1;
+      while (level >= 0 && cursor % this.size(level) !== 0) level--;
+      if (level < 0) {
+        const below = cursor - (cursor % this.blockSize);
+        for (const doc of await this.read(q.userId, below + 1, cursor)) visit(doc);
+        cursor = below;
+        continue;
+      }
+      // the run of blocks of this level down to the next larger block
+      const index = cursor / this.size(level) - 1;
+      const larger = level + 1 < BLOCK_LEVELS ? this.size(level + 1) : cursor;
+      this.prefetch(prefetched, q.userId, level, index - ((cursor % larger) / this.size(level) - 1), index);
+      stopped = await take(level, index);
+      cursor -= this.size(level);
+    }
+    result.records.sort(newestFirst);
+    return result;
+  }
+
+  /** false when `need` records already read are newer than `last`: a block whose records are older is not on the page */
+  private mayHoldPage(records: SettleDoc[], need: number, last: Date): boolean {
+    if (need === 0) return false;
+    if (records.length < need) return true;
+    records.sort(newestFirst);
+    const nth = records[need - 1]?.meta?.createdAt;
+    return !nth || last.getTime() >= nth.getTime();
+  }
+
+  /**
+   * Every record of the range, newest first, read through a cursor in batches: a year of records streams in bounded
+   * memory (GET /api/usage?format=csv). A query by field rather than a walk by `_id`: a walk's order is the chain's,
+   * which the CSV's order by request time would have to hold in memory to sort.
+   */
+  async *stream(q: UsageFilter, batchSize = 500): AsyncGenerator<UsageRecord> {
+    const filter = {
       userId: q.userId,
       kind: "settle",
       "meta.createdAt": { $gte: q.from, $lt: q.to },
@@ -143,18 +408,11 @@ export class UsageRepository {
       // a success is stored without a status (see StoredUsage)
       ...(q.status === "partial" ? { "meta.status": "partial" } : q.status === "success" ? { "meta.status": { $ne: "partial" } } : {}),
     };
-  }
-
-  /**
-   * Every record of the range, newest first, read through a cursor in batches: a year of records streams in bounded
-   * memory (GET /api/usage?format=csv).
-   */
-  async *stream(q: UsageFilter, batchSize = 500): AsyncGenerator<UsageRecord> {
-    const cursor = this.collection.find(this.filter(q), { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
+    const cursor = this.collection.find(filter, { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
       .sort({ "meta.createdAt": -1, _id: -1 }).batchSize(batchSize);
     try {
       for await (const doc of cursor) {
-        const record = toRecord(doc);
+        const record = toRecord(doc as SettleDoc);
         if (record) yield record;
       }
     } finally {
@@ -163,42 +421,13 @@ export class UsageRepository {
   }
 
   async list(q: UsageQuery): Promise<{ records: UsageRecord[]; total: number }> {
-    const filter = this.filter(q);
-    const [docs, total] = await Promise.all([
-      this.collection.find(filter, { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
-        .sort({ "meta.createdAt": -1, _id: -1 }).skip(q.skip).limit(q.limit).toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records: docs.map(toRecord).filter((r): r is UsageRecord => r !== undefined), total };
+    const { records, total } = await this.scan(q, q.skip + q.limit);
+    const page = records.slice(q.skip, q.skip + q.limit);
+    return { records: page.map(toRecord).filter((r): r is UsageRecord => r !== undefined), total };
   }
 
-  /**
-   * Totals per (day, model, key) over the range. Summed here rather than with $group: FerretDB 1.24 answers
-   * `$sum: "$field"` with 0 (measured), so the grouping is done on a projection of the matching entries.
-   */
+  /** Totals per (day, model, key) over the range. */
   async totals(q: UsageFilter): Promise<UsageTotalsRow[]> {
-    // a cursor, not an array: only the rows are held, whatever the number of records
-    const docs = this.collection.find(this.filter(q), {
-      projection: {
-        _id: 0, cost: 1, "meta.createdAt": 1, "meta.model": 1, "meta.keyId": 1, "meta.promptTokens": 1, "meta.completionTokens": 1,
-        "meta.characters": 1, "meta.audioSeconds": 1, "meta.images": 1,
-      },
-    });
-    const rows = new Map<string, UsageTotalsRow>();
-    for await (const { cost, meta: m } of docs) {
-      if (!m) continue;
-      const day = utcDay(m.createdAt);
-      const key = `${day}\u0000${m.model}\u0000${m.keyId ?? ""}`;
-      const row = rows.get(key) ?? { day, model: m.model, keyId: m.keyId, requests: 0, costMicros: 0, promptTokens: 0, completionTokens: 0, characters: 0, audioSeconds: 0, images: 0 };
-      row.requests += 1;
-      row.costMicros += cost ?? 0;
-      row.promptTokens += m.promptTokens ?? 0;
-      row.completionTokens += m.completionTokens ?? 0;
-      row.characters += m.characters ?? 0;
-      row.audioSeconds += m.audioSeconds ?? 0;
-      row.images += m.images ?? 0;
-      rows.set(key, row);
-    }
-    return [...rows.values()];
+    return [...(await this.scan(q, 0)).rows.values()];
   }
 }

@@ -1,0 +1,134 @@
+// GET /api/usage's reads walk one user's chain by `_id`: the same records and totals as a query over the whole ledger
+// (the brute force), for two instances writing at once, any range, model, key, endpoint and status, and no filter but `_id` equality.
+import { Collection } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { createLedger, LEDGER_COLLECTION, type Ledger } from "@gw/billing/ledger/index";
+import { connectDatabase, type Database } from "@gw/db";
+import { ManualClock, randomBase62 } from "@gw/shared";
+import { USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "../src/gateway/usage/usage-repository";
+
+const DAY_MS = 86_400_000;
+const START = Date.parse("2026-03-01T22:00:00Z");
+let db: Database;
+const clock = new ManualClock(START);
+const ledgers: Ledger[] = [];
+
+beforeAll(async () => {
+  db = await connectDatabase(inject("mongoUri").replace(/\/[^/]*$/, `/usage_${randomBase62(8)}`));
+  for (let i = 0; i < 2; i++) ledgers.push(await createLedger(db, clock, { holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0 }));
+  await ledgers[0]?.credit("u", 1_000_000_000, { kind: "purchase", idempotencyKey: "buy" });
+  await ledgers[0]?.credit("other", 1_000_000_000, { kind: "purchase", idempotencyKey: "buy-other" });
+  // 3 days of requests from two instances, some of another user, flushed in between
+  for (let round = 0; round < 12; round++) {
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+      const ledger = ledgers[i % 2] as Ledger;
+      const userId = i === 9 ? "other" : "u";
+      const holdId = `h${round}-${i}`;
+      await ledger.hold(userId, 1_000, { holdId });
+      const meta: StoredUsage = {
+        requestId: `req-${round}-${i}`, endpoint: i % 4 === 0 ? "/v1/responses" : "/v1/chat/completions", model: i % 3 === 0 ? "model-b" : "model-a", type: "text",
+        promptTokens: i + 1, completionTokens: round, processingMs: 5, outputBytes: 10, createdAt: new Date(clock.now() + i),
+        // keys k0 and k1, and requests with a session (no key); some streams cut short
+        ...(i % 5 === 4 ? {} : { keyId: `k${i % 2}` }),
+        ...(i % 7 === 3 ? { status: "partial" as const } : {}),
+      };
+      await ledger.settle(userId, holdId, 100 + i + round, meta);
+    }));
+    await Promise.all(ledgers.map((l) => l.flush()));
+    clock.advance(DAY_MS / 4);
+  }
+});
+
+afterAll(async () => {
+  for (const ledger of ledgers) await ledger.close();
+  await db.close();
+});
+
+/** The brute force: every settle of the user with a usage record in the range, by a query, newest first. */
+async function bruteForce(q: Omit<UsageQuery, "skip" | "limit">) {
+  const docs = await db.connection.collection<{ _id: string; userId: string; kind: string; cost?: number; holdId?: string; meta?: StoredUsage }>(LEDGER_COLLECTION)
+    .find({
+      userId: q.userId, kind: "settle", "meta.createdAt": { $gte: q.from, $lt: q.to }, ...(q.model ? { "meta.model": q.model } : {}),
+      ...(q.keyId ? { "meta.keyId": q.keyId } : {}), ...(q.endpoint ? { "meta.endpoint": q.endpoint } : {}),
+      ...(q.status === "partial" ? { "meta.status": "partial" } : q.status === "success" ? { "meta.status": { $ne: "partial" } } : {}),
+    })
+    .sort({ "meta.createdAt": -1, _id: -1 }).toArray();
+  return docs;
+}
+
+describe("usage reads by _id", () => {
+  const ranges: Array<Omit<UsageQuery, "skip" | "limit">> = [
+    { userId: "u", from: new Date(START - DAY_MS), to: new Date(START + 10 * DAY_MS) },
+    { userId: "u", from: new Date(START + DAY_MS / 2 + 3), to: new Date(START + 2 * DAY_MS + 1) },
+    { userId: "u", from: new Date(START), to: new Date(START + 10 * DAY_MS), model: "model-b" },
+    { userId: "u", from: new Date(START), to: new Date(START + 10 * DAY_MS), keyId: "k1" },
+    { userId: "u", from: new Date(START), to: new Date(START + 10 * DAY_MS), model: "model-a", keyId: "k0" },
+    { userId: "u", from: new Date(START), to: new Date(START + 10 * DAY_MS), endpoint: "/v1/responses" },
+    { userId: "u", from: new Date(START - DAY_MS), to: new Date(START + 10 * DAY_MS), status: "partial" },
+    { userId: "u", from: new Date(START), to: new Date(START + 2 * DAY_MS), status: "success", keyId: "k0" },
+    { userId: "other", from: new Date(START), to: new Date(START + 10 * DAY_MS) },
+    { userId: "nobody", from: new Date(START), to: new Date(START + 10 * DAY_MS) },
+  ];
+
+  // the default block size, and small ones so that these chains have full blocks read by their summaries
+  it.each([64, 3])("lists the same records, in the same order, with the same total and totals as a query (smallest blocks of %i positions, three levels)", async (blockSize) => {
+    const repo = new UsageRepository(db, blockSize);
+    // twice: the first pass writes the blocks' summaries, the second reads them
+    for (const range of [...ranges, ...ranges.slice(0, 2)]) {
+      const truth = await bruteForce(range);
+      const { records, total } = await repo.list({ ...range, skip: 0, limit: 1000 });
+      expect(total).toBe(truth.length);
+      expect(records.map((r) => r.requestId)).toEqual(truth.map((d) => d.meta?.requestId));
+      for (const [skip, limit] of [[0, 1], [7, 5], [40, 50]] as const) {
+        const page = await repo.list({ ...range, skip, limit });
+        expect(page.total).toBe(truth.length);
+        expect(page.records.map((r) => r.requestId)).toEqual(truth.slice(skip, skip + limit).map((d) => d.meta?.requestId));
+      }
+      const rows = await repo.totals(range);
+      expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(truth.length);
+      expect(rows.reduce((n, r) => n + r.costMicros, 0)).toBe(truth.reduce((n, d) => n + (d.cost ?? 0), 0));
+      expect(rows.reduce((n, r) => n + r.promptTokens, 0)).toBe(truth.reduce((n, d) => n + (d.meta?.promptTokens ?? 0), 0));
+      for (const row of rows) {
+        const inRow = truth.filter((d) => d.meta?.model === row.model && d.meta.keyId === row.keyId && d.meta.createdAt.toISOString().slice(0, 10) === row.day);
+        expect(row.requests).toBe(inRow.length);
+        expect(row.costMicros).toBe(inRow.reduce((n, d) => n + (d.cost ?? 0), 0));
+        expect(row.completionTokens).toBe(inRow.reduce((n, d) => n + (d.meta?.completionTokens ?? 0), 0));
+      }
+    }
+    expect((await bruteForce(ranges[0] as Omit<UsageQuery, "skip" | "limit">)).length).toBe(12 * 9);
+  }, 120_000);
+
+  it("a block summary deleted (or never written) is computed again from the entries", async () => {
+    const repo = new UsageRepository(db, 6);
+    const range = ranges[0] as Omit<UsageQuery, "skip" | "limit">;
+    const first = await repo.totals(range);
+    const blocks = db.connection.collection(USAGE_BLOCKS_COLLECTION);
+    expect(await blocks.countDocuments({ _id: { $regex: "^v2:u:6:" } as never })).toBeGreaterThan(3);
+    // blocks of 36 positions made of 6 of those
+    expect(await blocks.countDocuments({ _id: { $regex: "^v2:u:36:" } as never })).toBeGreaterThan(0);
+    await blocks.deleteMany({ _id: { $in: ["v2:u:6:000000000001", "v2:u:6:000000000004"] } as never });
+    expect(await repo.totals(range)).toEqual(first);
+    expect((await repo.list({ ...range, skip: 3, limit: 4 })).records.map((r) => r.requestId))
+      .toEqual((await bruteForce(range)).slice(3, 7).map((d) => d.meta?.requestId));
+  });
+
+  it("reads with `_id` equality filters only", async () => {
+    const repo = new UsageRepository(db, 7);
+    const filters: unknown[] = [];
+    const spies = (["findOne", "find", "countDocuments", "aggregate", "distinct"] as const).map((name) => {
+      const original = Collection.prototype[name] as (...args: unknown[]) => unknown;
+      return vi.spyOn(Collection.prototype, name).mockImplementation(function (this: Collection, ...args: unknown[]) {
+        filters.push(args[0]);
+        return original.apply(this, args);
+      } as never);
+    });
+    try {
+      const range = ranges[0] as Omit<UsageQuery, "skip" | "limit">;
+      await Promise.all([repo.list({ ...range, skip: 0, limit: 50 }), repo.totals(range)]);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(filters.length).toBeGreaterThan(0);
+    for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
+  });
+});

@@ -1,0 +1,184 @@
+// The account-reads benchmark (bench/account-reads.mjs bundles and runs this): seeds a ledger of BENCH_ENTRIES entries
+// over BENCH_ACCOUNTS accounts in the ledger's own stored format (ChainWriter's nextEntry, the head hints), then
+// measures GET /api/billing/credits, /api/billing/history, /api/usage and /api/keys for a small and a large account
+// against the real app on the embedded FerretDB. Prints one JSON line of results. See docs/performance.md.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { nextEntry, type ChainState, type Movement } from "@gw/billing/ledger/chain-writer";
+import { HEADS_COLLECTION } from "@gw/billing/ledger/chain-reader";
+import { LEDGER_COLLECTION, type LedgerDoc } from "@gw/billing/ledger/repository";
+import { loadConfig } from "@gw/config";
+import { connectDatabase, startFerretdb } from "@gw/db";
+import { createApp } from "../apps/server/src/app";
+
+const env = process.env;
+const ENTRIES = Number(env.BENCH_ENTRIES ?? 100_000);
+const ACCOUNTS = Number(env.BENCH_ACCOUNTS ?? 10_000);
+const LARGE = Math.min(Number(env.BENCH_LARGE_ENTRIES ?? 10_000), Math.floor(ENTRIES / 4));
+const SPAN_DAYS = Number(env.BENCH_SPAN_DAYS ?? 90);
+const SAMPLES = Number(env.BENCH_SAMPLES ?? 200);
+/** the keys list still reads its whole collection (about a second at 10,000 keys here): fewer samples */
+const KEYS_SAMPLES = Number(env.BENCH_KEYS_SAMPLES ?? 30);
+/** a directory kept between runs: seeded once, measured as often as wanted */
+const DATA_DIR = env.BENCH_DATA_DIR;
+const DAY_MS = 86_400_000;
+const INSERT_BATCH = 1_000;
+const PARALLEL_INSERTS = 4;
+
+const accountId = (i: number): string => `usr_bench${i.toString().padStart(6, "0")}`;
+const SMALL = accountId(0);
+const BIG = accountId(1);
+
+/** What the gateway writes for one account: a purchase, then reservations of 8 requests each, a bonus now and then. */
+function* movements(userId: string, count: number): Generator<Movement> {
+  yield { kind: "purchase", amount: 1_000_000_000_000, idempotencyKey: `${userId}:buy`, requireCover: false };
+  for (let n = 1, cycle = 0; n < count; cycle++) {
+    const reservationId = `rsv:inst_bench:${cycle}`;
+    if (cycle % 50 === 49 && n < count) {
+      n++;
+      yield { kind: "bonus", amount: 5_000_000, idempotencyKey: `${userId}:bonus:${cycle}`, requireCover: false };
+    }
+    if (n++ >= count) return;
+    yield { kind: "hold", amount: -1_000_000, idempotencyKey: `${reservationId}:${userId}:hold`, requireCover: true, reservationId };
+    for (let r = 0; r < 8 && n < count; r++, n++) {
+      yield {
+        kind: "settle", amount: 0, cost: 1_000 + r, idempotencyKey: `${userId}:${cycle}:${r}`, requireCover: false, reservationId, holdId: `hold_${cycle}_${r}`,
+        meta: { requestId: `req_${cycle}_${r}`, keyId: `key_${userId}`, endpoint: "/v1/chat/completions", model: r % 3 ? "gpt-4o" : "gpt-4o-mini", type: "text", promptTokens: 10 + r, completionTokens: 20, processingMs: 12, outputBytes: 400 },
+      };
+    }
+    if (n++ >= count) return;
+    yield { kind: "release", amount: 1_000_000 - 8_000, idempotencyKey: `${reservationId}:${userId}:release`, requireCover: false, reservationId };
+  }
+}
+
+/** One account's chain as the writer stores it, its entries spread over the last SPAN_DAYS days. */
+function chainOf(userId: string, count: number, now: number): LedgerDoc[] {
+  const state: ChainState = { seq: 0, balance: 0, lastCredit: 0 };
+  const docs: LedgerDoc[] = [];
+  const start = now - SPAN_DAYS * DAY_MS;
+  const step = (SPAN_DAYS * DAY_MS) / Math.max(count, 1);
+  for (const m of movements(userId, count)) {
+    const at = new Date(start + docs.length * step);
+    if (m.meta) m.meta = { ...m.meta, createdAt: new Date(at.getTime() - 50) };
+    docs.push(nextEntry(userId, state, m, at));
+  }
+  return docs;
+}
+
+async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Promise<Record<string, string>> {
+  const connection = app.context.db.connection;
+  const ledger = connection.collection<LedgerDoc>(LEDGER_COLLECTION);
+  const hints = connection.collection<{ _id: string; seq: number }>(HEADS_COLLECTION);
+  const perAccount = Math.max(1, Math.floor((ENTRIES - LARGE - 3) / Math.max(ACCOUNTS - 2, 1)));
+  const sizes = (i: number): number => (i === 0 ? 3 : i === 1 ? LARGE : perAccount);
+  const began = performance.now();
+  let buffer: LedgerDoc[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  const flush = async (docs: LedgerDoc[]) => {
+    const insert = ledger.insertMany(docs, { ordered: false }).finally(() => inFlight.delete(insert));
+    inFlight.add(insert);
+    if (inFlight.size >= PARALLEL_INSERTS) await Promise.race(inFlight);
+  };
+  let written = 0;
+  const heads: Array<{ _id: string; seq: number }> = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const chain = chainOf(accountId(i), sizes(i), now);
+    heads.push({ _id: accountId(i), seq: chain.length });
+    for (const doc of chain) {
+      buffer.push(doc);
+      if (buffer.length >= INSERT_BATCH) {
+        written += buffer.length;
+        await flush(buffer);
+        buffer = [];
+      }
+    }
+  }
+  written += buffer.length;
+  if (buffer.length) await flush(buffer);
+  await Promise.all(inFlight);
+  for (let i = 0; i < heads.length; i += INSERT_BATCH) await hints.insertMany(heads.slice(i, i + INSERT_BATCH), { ordered: false });
+  const ledgerSeconds = (performance.now() - began) / 1000;
+  // the accounts themselves (the users collection's stored shape), so that a session of theirs authenticates
+  const users = connection.collection<{ _id: string }>("users");
+  for (let i = 0; i < ACCOUNTS; i += INSERT_BATCH) {
+    await users.insertMany(Array.from({ length: Math.min(INSERT_BATCH, ACCOUNTS - i) }, (_, j) => ({
+      _id: accountId(i + j), email: `${accountId(i + j)}@bench.example`, name: "", emailVerifiedAt: new Date(now), createdAt: new Date(now),
+    })), { ordered: false });
+  }
+  // one key per account, through the key service (as the dashboard creates them)
+  const keys: Record<string, string> = {};
+  for (let i = 0; i < ACCOUNTS; i += 16) {
+    await Promise.all(Array.from({ length: Math.min(16, ACCOUNTS - i) }, async (_, j) => {
+      const created = await app.context.apiKeys.create(accountId(i + j), { name: "bench" });
+      if (i + j < 2) keys[accountId(i + j)] = created.key;
+    }));
+  }
+  process.stderr.write(`seeded ${written} entries over ${ACCOUNTS} accounts in ${ledgerSeconds.toFixed(1)} s (${Math.round(written / ledgerSeconds)}/s), keys in ${((performance.now() - began) / 1000 - ledgerSeconds).toFixed(1)} s\n`);
+  return keys;
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+
+async function measure(url: string, headers: Record<string, string>, samples: number): Promise<{ p50: number; p99: number; bytes: number }> {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < samples + 10; i++) {
+    const start = performance.now();
+    const res = await fetch(url, { headers });
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${body.slice(0, 300)}`);
+    // the first 10 warm up
+    if (i >= 10) times.push(performance.now() - start);
+    bytes = body.length;
+  }
+  times.sort((a, b) => a - b);
+  return { p50: Number(percentile(times, 0.5).toFixed(2)), p99: Number(percentile(times, 0.99).toFixed(2)), bytes };
+}
+
+async function main(): Promise<void> {
+  const dir = DATA_DIR ?? mkdtempSync(path.join(os.tmpdir(), "gw-bench-reads-"));
+  mkdirSync(dir, { recursive: true });
+  const seededMark = path.join(dir, "seeded.json");
+  const mongo = await startFerretdb({ dir: path.join(dir, "ferretdb") });
+  const unlimited = "1000000000/60";
+  const config = loadConfig({
+    NODE_ENV: "production", LOG_LEVEL: "warn", SESSION_SECRET: "bench-secret-bench-secret-bench-secret-01",
+    DATA_DIR: dir, MONGODB_URI: mongo.uri,
+    LIMIT_CREDITS: unlimited, LIMIT_BILLING_READ: unlimited, LIMIT_USAGE: unlimited, LIMIT_KEYS_LIST: unlimited, LIMIT_KEYS_CREATE: unlimited,
+  });
+  // Ctrl-C or SIGTERM mid-run: stop the FerretDB started here (its own process group) before exiting
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void mongo.stop().finally(() => process.exit(130)));
+  const db = await connectDatabase(mongo.uri, { socketTimeoutMS: 0 });
+  const app = await createApp({ config, db });
+  try {
+    const keys = existsSync(seededMark) ? (JSON.parse(await import("node:fs").then((fs) => fs.readFileSync(seededMark, "utf8"))) as Record<string, string>) : await seed(app, Date.now());
+    writeFileSync(seededMark, JSON.stringify(keys));
+    const server = app.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const routes = ["/api/billing/credits", "/api/billing/history", "/api/usage", "/api/keys"];
+    const results: Record<string, Record<string, { p50: number; p99: number; bytes: number }>> = {};
+    for (const [name, userId] of [["small", SMALL], ["large", BIG]] as const) {
+      results[name] = {};
+      // the keys list takes a session (the dashboard's), the others the account's API key
+      const cookie = (await app.context.auth.sessions.start(userId)).setCookie.split(";")[0] ?? "";
+      for (const route of routes) {
+        const headers: Record<string, string> = route === "/api/keys" ? { cookie } : { authorization: `Bearer ${keys[userId] ?? ""}` };
+        (results[name] as Record<string, unknown>)[route] = await measure(`${base}${route}`, headers, route === "/api/keys" ? KEYS_SAMPLES : SAMPLES);
+      }
+    }
+    const entries = await db.connection.collection(LEDGER_COLLECTION).estimatedDocumentCount();
+    console.log(JSON.stringify({ date: new Date().toISOString(), entries, accounts: ACCOUNTS, largeEntries: LARGE, spanDays: SPAN_DAYS, samples: SAMPLES, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, results }));
+    server.close();
+    server.closeAllConnections();
+  } finally {
+    await app.shutdown();
+    await db.close();
+    await mongo.stop();
+    if (!DATA_DIR) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
