@@ -195,7 +195,7 @@ describe("GET /metrics and the access log (tracing off)", () => {
     const before = await scrape(server);
     const broke = await fundedUser(server, 0);
     const funded: FundedUser = await fundedUser(server, 1);
-    const badKey = await postJson(server, CHAT, "ak-live-0000000000000000000000000000000000000000", chat("hi"));
+    const badKey = await postJson(server, CHAT, `ak-live-${"0".repeat(40)}` /* a well-formed key that no account has */, chat("hi"));
     expect(badKey.status).toBe(401);
     const noCredits = await postJson(server, CHAT, broke.key, chat("hi"));
     expect(noCredits.status).toBe(402);
