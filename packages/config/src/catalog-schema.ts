@@ -4,9 +4,9 @@ import { z } from "zod";
 import { DEFAULT_CREDIT_PACKAGES, DEFAULT_LIMITS, DEFAULT_MODELS, DEFAULT_PLANS, IMAGE_A_DEFAULT_VERSION, IMAGE_A_MODEL_ID } from "./defaults";
 import { MAX_WINDOW_SECONDS, windowTooLong } from "./env-values";
 
-export const modelTypes = z.enum(["text", "embedding", "image", "speech"]);
-export const providerNames = z.enum(["textA", "textB", "textC", "imageA", "imageB", "speech"]);
-export const protocols = z.enum(["openai", "anthropic", "flux", "elevenlabs", "openai-images"]);
+const modelTypes = z.enum(["text", "embedding", "image", "speech"]);
+const providerNames = z.enum(["textA", "textB", "textC", "imageA", "imageB", "speech"]);
+const protocols = z.enum(["openai", "anthropic", "flux", "elevenlabs", "openai-images"]);
 export type ModelType = z.infer<typeof modelTypes>;
 export type ProviderName = z.infer<typeof providerNames>;
 export type Protocol = z.infer<typeof protocols>;
