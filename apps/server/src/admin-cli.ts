@@ -11,6 +11,7 @@ import { dollarsToMicros, isAppError, microsToDollars, systemClock } from "@gw/s
 import type { AppContext } from "./context";
 import { createLogger } from "./http/logger";
 import { createServices } from "./services";
+import { withSessionSecret } from "./session-secret";
 
 const USAGE = `Usage: npm run admin -- <command>
   credit <email> <usd> <reason>   add (or, negative, take back) credits: an adjustment ledger entry
@@ -101,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let config: Config;
   try {
-    config = loadConfig();
+    config = withSessionSecret(loadConfig());
   } catch (err) {
     console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
     return 3;

@@ -4,11 +4,12 @@
 import { fileURLToPath } from "node:url";
 import { loadConfig, loadEnvFile } from "@gw/config";
 import { applyHeapTuning } from "./heap-tuning";
+import { withSessionSecret } from "./session-secret";
 
 try {
   // the project root (this file is apps/server/dist/main.js): its .env, when present, under the process environment
   loadEnvFile(fileURLToPath(new URL("../../../", import.meta.url)));
-  const config = loadConfig();
+  const config = withSessionSecret(loadConfig());
   applyHeapTuning(config);
   const { serve } = await import("./serve");
   await serve(config);

@@ -1,68 +1,7 @@
 // Catalog data: prices, models, plans, credit packages. Operators override any of it with the
 // JSON file named by CONFIG_FILE (see docs/configuration.md). Money is integer micro-dollars.
 
-export type ModelType = "text" | "embedding" | "image" | "speech";
-export type Protocol = "openai" | "anthropic" | "flux" | "elevenlabs" | "openai-images";
-export type ProviderName = "textA" | "textB" | "textC" | "imageA" | "imageB" | "speech";
-
-export interface ModelPricing {
-  /** micro-dollars per 1000 input tokens */
-  inputPer1k?: number;
-  /** micro-dollars per 1000 output tokens */
-  outputPer1k?: number;
-  /** micro-dollars per image up to 1024x1024 */
-  imageStandard?: number;
-  /** micro-dollars per image above 1024x1024 */
-  imageHighRes?: number;
-  /** micro-dollars per 1000 characters (text-to-speech) */
-  per1kChars?: number;
-  /** micro-dollars per minute of audio (speech-to-text and speech-to-speech input, billed per started second) */
-  perMinute?: number;
-}
-
-export interface ModelDefinition {
-  id: string;
-  type: ModelType;
-  provider: ProviderName;
-  protocol: Protocol;
-  /** name sent upstream; defaults to id */
-  upstreamModel?: string;
-  /**
-   * Image endpoint A only (SPEC 4.2 `model`): upstream model name per version a request may name.
-   * Default: `{"5": upstreamModel ?? id}`; must map the default version.
-   */
-  versions?: Record<string, string>;
-  contextWindow?: number;
-  /** largest completion the model may produce; the worst case held before a text call */
-  maxOutputTokens?: number;
-  pricing: ModelPricing;
-  ownedBy: string;
-  /** this model's own upstream root, in place of its provider's base URL (CONFIG_FILE only) */
-  baseUrl?: string;
-  /** this model's own upstream key: in place of its provider's key, and the only key sent to its own `baseUrl` */
-  apiKey?: string;
-  /**
-   * CONTRACT 13: the upstreams that serve this model, chosen by weight among the healthy ones. Unset: one, from
-   * `baseUrl`/`apiKey` above, else from its provider's environment.
-   */
-  deployments?: DeploymentDefinition[];
-  /** CONTRACT 13: model ids tried in order when every deployment of this one failed */
-  fallbacks?: string[];
-}
-
-/** One upstream serving a model (CONTRACT 13). */
-export interface DeploymentDefinition {
-  /** unique within its model; named in usage records and /api/status/external */
-  id: string;
-  baseUrl: string;
-  apiKey: string;
-  /** relative share of the requests (any positive number) */
-  weight: number;
-  /** name sent upstream; default: the model's `upstreamModel`, else its id */
-  upstreamModel?: string;
-  /** the most requests this deployment is sent per minute; at it, it is skipped like a cooling one */
-  requestsPerMinute?: number;
-}
+import type { CreditPackage, ModelDefinition, ModelPricing, PlanDefinition, Protocol, ProviderName } from "./catalog-schema";
 
 /** Longer passwords are refused before hashing, so a huge body cannot buy seconds of argon2 time (@gw/auth). */
 export const MAX_PASSWORD_LENGTH = 256;
@@ -112,22 +51,6 @@ export const DEFAULT_MODELS: ModelDefinition[] = [
   { id: "speechvendor-stt", type: "speech", provider: "speech", protocol: "elevenlabs", pricing: { perMinute: 6_000 }, ownedBy: "speechvendor" },
 ];
 
-export interface PlanDefinition {
-  id: string;
-  name: string;
-  /** dollars per interval */
-  price: number;
-  currency: string;
-  interval: "month";
-  features: string[];
-  /** micro-dollars granted on each paid invoice */
-  monthlyCreditsMicros: number;
-  requestsPerMinute: number;
-  concurrentRequests: number;
-  /** Stripe price id; when unset a price is created on demand from `price` */
-  stripePriceId?: string;
-}
-
 export const DEFAULT_PLANS: PlanDefinition[] = [
   { id: "free", name: "Free", price: 0, currency: "usd", interval: "month", monthlyCreditsMicros: 0, requestsPerMinute: 20, concurrentRequests: 2,
     features: ["20 requests per minute", "2 concurrent requests", "Pay as you go credits"] },
@@ -136,8 +59,6 @@ export const DEFAULT_PLANS: PlanDefinition[] = [
   { id: "team", name: "Team", price: 100, currency: "usd", interval: "month", monthlyCreditsMicros: 110_000_000, requestsPerMinute: 3000, concurrentRequests: 100,
     features: ["3000 requests per minute", "100 concurrent requests", "$110 of credits every month"] },
 ];
-
-export interface CreditPackage { amount: number; bonus: number; total: number }
 
 export const DEFAULT_CREDIT_PACKAGES: CreditPackage[] = [
   { amount: 10, bonus: 0, total: 10 },
@@ -167,5 +88,3 @@ export const DEFAULT_LIMITS = {
   redeem: { points: 10, duration: 60 },
 } as const;
 
-export type LimitName = keyof typeof DEFAULT_LIMITS;
-export interface LimitRule { points: number; duration: number }

@@ -37,7 +37,7 @@ describe(".env.example", () => {
   it("lists every setting, each with a comment above it", async () => {
     const { readFileSync } = await import("node:fs");
     const { fileURLToPath } = await import("node:url");
-    const { ENV_VARIABLES } = await import("./load");
+    const { ENV_VARIABLES } = await import("./schema");
     const lines = readFileSync(fileURLToPath(new URL("../../../.env.example", import.meta.url)), "utf8").split("\n");
     for (const name of [...ENV_VARIABLES, "ENV_FILE", "GOGC"]) {
       const at = lines.findIndex((line) => new RegExp(`^(# )?${name}=`).test(line));

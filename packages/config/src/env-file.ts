@@ -3,7 +3,7 @@
 // (the embedded FerretDB's GOGC, for one).
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ConfigError } from "./load";
+import { ConfigError } from "./config-error";
 
 /**
  * Loads `ENV_FILE` (default `<rootDir>/.env`; empty: none) into process.env without overriding what is set.

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MODELS, modelVersions, type ModelDefinition } from "./defaults";
+import type { ModelDefinition } from "./catalog-schema";
+import { DEFAULT_MODELS, modelVersions } from "./defaults";
 import { loadConfig } from "./load";
 
 const base = () => ({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "gw-config-")) });

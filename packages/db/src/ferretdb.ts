@@ -76,7 +76,7 @@ export const BACKGROUND_NICENESS = 10;
  * Gives every thread of a process the `nice` value (Linux sets priorities per thread, and only threads started
  * later inherit it). Best effort: where /proc is missing only the main thread is changed, and a refusal is ignored.
  */
-export function lowerPriority(pid: number, niceness: number): void {
+function lowerPriority(pid: number, niceness: number): void {
   let threads: number[];
   try {
     threads = readdirSync(`/proc/${pid}/task`).map(Number);

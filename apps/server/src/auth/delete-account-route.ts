@@ -8,7 +8,7 @@ import type { AppContext } from "../context";
 import { methodNotAllowed } from "../api/method-not-allowed";
 import { jsonParser } from "../http/json-body";
 
-export const deleteAccountInput = z.object({
+const deleteAccountInput = z.object({
   // omitted for OAuth-only accounts, which have no password
   password: z.string().max(1024).optional(),
 });

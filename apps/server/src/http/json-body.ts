@@ -142,7 +142,7 @@ function parseStrict(text: string): unknown {
 }
 
 /** The `charset` parameter of a Content-Type, lower case and unquoted; undefined without one. */
-export function charsetOf(contentType: string | undefined): string | undefined {
+function charsetOf(contentType: string | undefined): string | undefined {
   const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? "");
   return match ? (match[1] ?? match[2] ?? "").toLowerCase() : undefined;
 }

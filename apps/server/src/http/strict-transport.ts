@@ -2,7 +2,7 @@ import type { RequestHandler } from "express";
 import type { Config } from "@gw/config";
 
 /** One year: browsers keep to https for the origin that long after any answer carrying it. */
-export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
+const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
 
 /**
  * `Strict-Transport-Security` whenever the public origin is https: on every answer when PUBLIC_URL is https (TLS ends

@@ -7,7 +7,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const FLUSH_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** `2xx` … `5xx`: the status label of the HTTP series (a bounded set, whatever the status). */
-export const statusClass = (status: number): string => `${Math.trunc(status / 100)}xx`;
+const statusClass = (status: number): string => `${Math.trunc(status / 100)}xx`;
 
 /** What one request was charged, as its usage record says. */
 export interface ChargedUsage {

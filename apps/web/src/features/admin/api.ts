@@ -9,9 +9,7 @@ import { trpc } from "../../trpc";
 
 type Outputs = inferRouterOutputs<AppRouter>["admin"];
 type Inputs = inferRouterInputs<AppRouter>["admin"];
-export type AdminUserRow = Outputs["users"]["users"][number];
 export type AdminUserDetail = Outputs["user"];
-export type RedemptionCode = Outputs["codes"]["codes"][number];
 export type AuditEntry = Outputs["audit"]["entries"][number];
 export type UserStatusFilter = NonNullable<Exclude<Inputs["users"], void | undefined>["status"]>;
 
@@ -100,9 +98,6 @@ export function validateAdjustment(raw: string): string | null {
 // The catalog at run time (models, plans, credit packages) and the overview.
 export type CatalogModel = Outputs["models"]["models"][number];
 export type ModelEdit = Omit<Inputs["updateModel"], "id" | "version">;
-export type Plan = Outputs["plans"]["plans"][number];
-export type CreditPackage = Outputs["creditPackages"]["credit_packages"][number];
-export type Overview = Outputs["overview"];
 
 export const useCatalogModels = () => trpc.admin.models.useQuery();
 export const usePlans = () => trpc.admin.plans.useQuery();

@@ -5,13 +5,13 @@ import { useSubmitGuard } from "../../lib/submit-guard";
 import { AdminNav } from "./admin-nav";
 import { parseJsonList, useCatalogModels, useUpdateModel, type CatalogModel, type ModelEdit } from "./api";
 
-const PRICES = ["inputPer1k", "outputPer1k", "imageStandard", "imageHighRes", "per1kChars", "perMinute"] as const;
-type PriceName = (typeof PRICES)[number];
+type PriceName = keyof CatalogModel["pricing"];
 
 const PRICE_LABEL: Record<PriceName, string> = {
   inputPer1k: "Input per 1K tokens", outputPer1k: "Output per 1K tokens", imageStandard: "Standard image",
   imageHighRes: "High-res image", per1kChars: "Per 1K characters", perMinute: "Per audio minute",
 };
+const PRICES = Object.keys(PRICE_LABEL) as PriceName[];
 
 const priceText = (m: CatalogModel) => PRICES.filter((p) => m.pricing[p] !== undefined).map((p) => `${p} ${formatNumber(m.pricing[p] ?? 0)}`).join(", ");
 

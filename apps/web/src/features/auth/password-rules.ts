@@ -13,7 +13,7 @@ const COMMON = new Set([
   "monkey123", "sunshine1", "princess1", "trustno1", "changeme", "changeme1", "password!", "password1!", "qwerty1!",
 ]);
 
-export function isCommonPassword(password: string): boolean {
+function isCommonPassword(password: string): boolean {
   return COMMON.has(password.toLowerCase());
 }
 

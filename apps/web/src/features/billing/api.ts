@@ -1,6 +1,6 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { getQueryKey } from "@trpc/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
+import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import { useEffect, useRef, useState } from "react";
 import type { AppRouter } from "@gw/api/root";
 import { useSubmitGuard } from "../../lib/submit-guard";
@@ -109,7 +109,8 @@ export function useCheckoutConfirmed(balance: number | undefined, entries: reado
   return moved || listed;
 }
 
-export type CheckoutInput = { type: "credits"; amount: number } | { type: "subscription"; plan_id: string };
+/** What the page chooses; the return addresses are added here. */
+export type CheckoutInput = Omit<inferRouterInputs<AppRouter>["billing"]["createCheckoutSession"], "success_url" | "cancel_url">;
 
 /** Creates a Stripe Checkout session and leaves the SPA for the returned URL. */
 export function useCheckout() {

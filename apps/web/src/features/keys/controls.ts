@@ -30,7 +30,7 @@ type KeyWithControls = Pick<ApiKey, "limit" | "limit_reset" | "allowed_models" |
 const pad = (n: number) => String(n).padStart(2, "0");
 
 /** An ISO instant as a datetime-local value in the browser's time zone. */
-export function toLocalInput(iso: string): string {
+function toLocalInput(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return "";
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
@@ -87,11 +87,6 @@ export function controlsFromForm(form: ControlsForm, nowMs: number): { input: Ke
       allowed_ips: ips.length > 0 ? [...new Set(ips)] : null,
     },
   };
-}
-
-/** Whether a key has any control set (else the list says "No limits"). */
-export function hasControls(key: KeyWithControls): boolean {
-  return key.limit !== null || key.allowed_models !== null || key.rate_limit !== null || key.expires_at !== null || key.allowed_ips !== null;
 }
 
 /** The key's restrictions in a few words, for the list: "2 models", "rate 10/min, 2 at once", "IPs 203.0.113.7". */

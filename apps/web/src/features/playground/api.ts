@@ -1,26 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
+import type { ModelListEntry, PublicPricing } from "@gw/providers/catalog";
 import { ApiError, isSessionLost, toApiError } from "../../lib/api-error";
 import { apiFetch, apiRequest } from "../../lib/http";
 import { notifySessionLost } from "../../lib/session-events";
 import { readChatStream, type ChatStreamEvent } from "./sse";
 
-/** Dollars, as GET /v1/models shows them (CONTRACT 5 `pricing`). */
-export interface ModelPricing {
-  input_per_1k_tokens?: number;
-  output_per_1k_tokens?: number;
-  image_standard?: number;
-  image_high_res?: number;
-  per_1k_characters?: number;
-  per_minute?: number;
-}
-
-export interface ModelInfo {
-  id: string;
-  type: "text" | "embedding" | "image" | "speech";
-  owned_by: string;
-  context_window?: number | null;
-  pricing?: ModelPricing;
-}
+/** A model as GET /v1/models lists it (CONTRACT 5), the fields the playground reads; `pricing` in dollars. */
+export type ModelInfo = Pick<ModelListEntry, "id" | "type" | "owned_by" | "pricing">;
 
 export function useModels() {
   return useQuery({
@@ -96,7 +82,7 @@ export async function runTask<T>(body: Record<string, unknown>, signal: AbortSig
 }
 
 /** Dollars for one answer, from the model's listed prices; null when the model lists none for this unit. */
-export function estimateCost(pricing: ModelPricing | undefined, usage: { promptTokens?: number; completionTokens?: number; images?: number; characters?: number }): number | null {
+export function estimateCost(pricing: PublicPricing | undefined, usage: { promptTokens?: number; completionTokens?: number; images?: number; characters?: number }): number | null {
   if (!pricing) return null;
   let cost = 0;
   let known = false;

@@ -71,7 +71,7 @@ function PasswordCard() {
 }
 
 /** The typed phrase that unlocks deletion: deliberate, and impossible to trigger by a stray click. */
-export const DELETE_PHRASE = "delete my account";
+const DELETE_PHRASE = "delete my account";
 
 function DeleteCard() {
   const del = useDeleteAccount();
