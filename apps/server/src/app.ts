@@ -14,7 +14,9 @@ import { requestId } from "./http/request-id";
 import { strictTransportSecurity } from "./http/strict-transport";
 import { Telemetry } from "./observability/telemetry";
 import { createServices } from "./services";
+import { methodRules } from "./api/method-not-allowed";
 import { mountApi } from "./api/mount";
+import { openApiDocument } from "./api/openapi-document";
 import { mountBilling } from "./billing/mount";
 import { mountGateway } from "./gateway/mount";
 import { mountWeb } from "./web/mount";
@@ -67,8 +69,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
 
   // Order matters: the webhook needs the raw body, so it is mounted before any JSON parser.
   await mountBilling(app, context);
-  await mountGateway(app, context, direct);
-  await mountApi(app, context);
+  const document = openApiDocument(context.config.publicUrl);
+  const methods = methodRules(document);
+  await mountGateway(app, context, direct, methods);
+  await mountApi(app, context, document, methods);
   await mountWeb(app, context);
 
   const onError = errorHandler(context.logger, { debug: context.config.errorDebug });

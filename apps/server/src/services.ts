@@ -6,13 +6,16 @@ import type { Logger } from "pino";
 import { createLedger } from "@gw/billing/ledger/index";
 import { KeySpend } from "@gw/billing/key-spend/key-spend";
 import { createPlanResolver } from "@gw/billing/plan-resolver";
+import { createBilling } from "@gw/billing";
 import { ApiKeyService, localRevocationBus, redisRevocationBus } from "@gw/auth/api-keys/index";
 import { databaseHealthCheck } from "@gw/api/status/database-check";
 import { createHealthChecks } from "@gw/api/status/health-checks";
 import { Catalog } from "@gw/api/catalog/catalog";
+import { AuditLog } from "@gw/api/console/audit-log";
 import { createAuthServices } from "@gw/auth";
 import type { AppContext } from "./context";
 import { createSessionReader } from "./auth/session-reader";
+import { accountsForBilling } from "./billing/hooks";
 import { createRateLimits } from "./limits/rate-limits";
 
 export interface ServiceBase {
@@ -69,6 +72,8 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
   base.onShutdown(() => catalog.stop());
   const healthChecks = createHealthChecks({ clock: base.clock });
   healthChecks.register("database", databaseHealthCheck(base.db));
+  const plans = createPlanResolver(base);
+  const billing = await createBilling({ ...base, ledger, plans, ...accountsForBilling(base, auth.users) });
   return {
     ...base,
     redis,
@@ -80,7 +85,9 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
     sessions: createSessionReader(auth, base.config.publicUrl),
     auth,
     accountHooks: auth.accountHooks,
-    plans: createPlanResolver(base),
+    plans,
+    billing,
+    audit: new AuditLog(base.db, () => base.clock.now()),
     catalog,
   };
 }

@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
 import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
 import { deliver, expectLedgerConsistent, stripeEvent } from "./billing-support";
@@ -47,7 +46,7 @@ describe("billing invariants under random interleavings (fast-check)", () => {
         const userId = newId("usr");
         users.push(userId);
         const intents = await Promise.all(amounts.map(async (amount) => {
-          const created = await billing.createPaymentIntent(ctx, userId, { amount });
+          const created = await ctx.billing.createPaymentIntent(userId, { amount });
           return { ...fake.objects.get(created.payment_intent_id), status: "succeeded" };
         }));
         const firstEvents = intents.map((intent) => stripeEvent("payment_intent.succeeded", intent));

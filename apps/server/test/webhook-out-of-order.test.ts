@@ -1,7 +1,6 @@
 // Refunds and disputes delivered before, between or after the events that grant the payment's credits, each
 // delivered twice: the outcome is the same in every order (CONTRACT 6: out-of-order safe, balance never below zero).
 import { describe, expect, it } from "vitest";
-import { billing } from "@gw/billing";
 import { newId } from "@gw/shared";
 import type { FakeStripe } from "@gw/test-support/fake-stripe";
 import { deliver, stripeEvent, webhookStand } from "./billing-support";
@@ -51,7 +50,7 @@ describe("POST /api/billing/webhook: refunds and disputes in any order with the 
   /** $100 bought with create-payment-intent: 100 + 15 bonus. */
   async function intentPurchase(): Promise<Paid> {
     const userId = newUser();
-    const created = await billing.createPaymentIntent(ctx(), userId, { amount: 100 });
+    const created = await ctx().billing.createPaymentIntent(userId, { amount: 100 });
     const intent = succeeded(created.payment_intent_id, fake.objects.get(created.payment_intent_id)?.metadata);
     return {
       userId, grantedMicros: 115 * MICROS, grants: [stripeEvent("payment_intent.succeeded", intent)],
@@ -62,7 +61,7 @@ describe("POST /api/billing/webhook: refunds and disputes in any order with the 
   /** $100 bought through checkout: the gateway learns the payment intent's id from the payment's events only. */
   async function checkoutPurchase(): Promise<Paid> {
     const userId = newUser();
-    const session = await billing.createCheckoutSession(ctx(), userId, {
+    const session = await ctx().billing.createCheckoutSession(userId, {
       type: "credits", amount: 100, success_url: "https://example.com/ok", cancel_url: "https://example.com/no",
     });
     const stored = fake.objects.get(session.session_id) as Json;
@@ -82,7 +81,7 @@ describe("POST /api/billing/webhook: refunds and disputes in any order with the 
    */
   async function invoice(shape: "charge names it" | "current API"): Promise<Paid> {
     const userId = newUser();
-    const view = await billing.createSubscription(ctx(), userId, { plan_id: "team", payment_method_id: "pm_card_visa" });
+    const view = await ctx().billing.createSubscription(userId, { plan_id: "team", payment_method_id: "pm_card_visa" });
     const sub = fake.objects.get(view.subscription_id) as Json;
     const invoiceId = `in_${newId("x")}`;
     const intentId = `pi_${invoiceId}`;

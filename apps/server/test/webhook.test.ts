@@ -1,5 +1,4 @@
 import { describe, expect, it, vi } from "vitest";
-import { billing } from "@gw/billing";
 import { ChainWriter } from "@gw/billing/ledger/chain-writer";
 import { newId } from "@gw/shared";
 import type { FakeStripe } from "@gw/test-support/fake-stripe";
@@ -21,7 +20,7 @@ describe("POST /api/billing/webhook", () => {
 
   /** A payment intent created through the gateway, as Stripe reports it once paid. */
   async function paidIntent(userId: string, amount: number): Promise<Record<string, unknown>> {
-    const created = await billing.createPaymentIntent(ctx(), userId, { amount });
+    const created = await ctx().billing.createPaymentIntent(userId, { amount });
     const stored = fake.objects.get(created.payment_intent_id);
     expect(stored).toBeDefined();
     return { ...stored, status: "succeeded", amount_received: created.amount };
@@ -173,7 +172,7 @@ describe("POST /api/billing/webhook", () => {
   describe("checkout.session.completed", () => {
     it("grants a credit checkout once, also when its payment intent's event arrives too", async () => {
       const userId = newUser();
-      const session = await billing.createCheckoutSession(ctx(), userId, {
+      const session = await ctx().billing.createCheckoutSession(userId, {
         type: "credits", amount: 100, success_url: "https://example.com/ok", cancel_url: "https://example.com/no",
       });
       const stored = fake.objects.get(session.session_id) as Record<string, unknown>;
@@ -194,7 +193,7 @@ describe("POST /api/billing/webhook", () => {
 
     it("does not grant an unpaid checkout", async () => {
       const userId = newUser();
-      const session = await billing.createCheckoutSession(ctx(), userId, {
+      const session = await ctx().billing.createCheckoutSession(userId, {
         type: "credits", amount: 10, success_url: "https://example.com/ok", cancel_url: "https://example.com/no",
       });
       const stored = fake.objects.get(session.session_id) as Record<string, unknown>;
@@ -205,7 +204,7 @@ describe("POST /api/billing/webhook", () => {
 
   describe("subscriptions", () => {
     async function subscribed(userId: string, planId = "pro"): Promise<Record<string, unknown>> {
-      const view = await billing.createSubscription(ctx(), userId, { plan_id: planId, payment_method_id: "pm_card_visa" });
+      const view = await ctx().billing.createSubscription(userId, { plan_id: planId, payment_method_id: "pm_card_visa" });
       return fake.objects.get(view.subscription_id) as Record<string, unknown>;
     }
 
@@ -218,7 +217,7 @@ describe("POST /api/billing/webhook", () => {
       const active = stripeEvent("customer.subscription.updated", { ...sub, status: "active" }, { created: t + 10 });
       const pastDue = stripeEvent("customer.subscription.updated", { ...sub, status: "past_due" }, { created: t + 20 });
       for (const e of [pastDue, created, active]) expect((await deliver(server, e)).status).toBe(200);
-      let state = await billing.subscription(ctx(), userId);
+      let state = await ctx().billing.subscription(userId);
       expect(state.subscription?.status).toBe("past_due");
       expect(state.plan.id).toBe("pro");
 
@@ -226,7 +225,7 @@ describe("POST /api/billing/webhook", () => {
       const lateActive = stripeEvent("customer.subscription.updated", { ...sub, status: "active" }, { created: t + 40 });
       await deliver(server, deleted);
       await deliver(server, lateActive);
-      state = await billing.subscription(ctx(), userId);
+      state = await ctx().billing.subscription(userId);
       expect(state.subscription).toBeNull();
       expect(state.plan.id).toBe("free");
       expect(state.limits).toEqual({ requests_per_minute: 20, concurrent_requests: 2, monthly_credits: 0 });
@@ -330,7 +329,7 @@ describe("POST /api/billing/webhook", () => {
         parent: { type: "subscription_details", subscription_details: { subscription: sub.id, metadata: sub.metadata } } };
       const res = await deliver(server, stripeEvent("invoice.payment_failed", invoice, { created: nowSeconds() + 60 }));
       expect(res.status).toBe(200);
-      const state = await billing.subscription(ctx(), userId);
+      const state = await ctx().billing.subscription(userId);
       expect(state.subscription?.status).toBe("past_due");
       expect(await ctx().ledger.balance(userId)).toBe(0);
     });
@@ -572,7 +571,7 @@ describe("POST /api/billing/webhook", () => {
 
     it("a refunded invoice takes back its share of the plan credits", async () => {
       const userId = newUser();
-      const view = await billing.createSubscription(ctx(), userId, { plan_id: "team", payment_method_id: "pm_card_visa" });
+      const view = await ctx().billing.createSubscription(userId, { plan_id: "team", payment_method_id: "pm_card_visa" });
       const sub = fake.objects.get(view.subscription_id) as Record<string, unknown>;
       const invoiceId = `in_refunded_${newId("x")}`;
       const invoice = { id: invoiceId, object: "invoice", customer: sub.customer, amount_paid: 10_000, currency: "usd", status: "paid",
@@ -589,7 +588,7 @@ describe("POST /api/billing/webhook", () => {
     it("a refund or dispute of an invoice's charge shaped as the current API version (no charge.invoice) finds the invoice through its payment", async () => {
       const user = await verifiedUser(server);
       users.push(user.id);
-      const view = await billing.createSubscription(ctx(), user.id, { plan_id: "team", payment_method_id: "pm_card_visa" });
+      const view = await ctx().billing.createSubscription(user.id, { plan_id: "team", payment_method_id: "pm_card_visa" });
       const sub = fake.objects.get(view.subscription_id) as Record<string, unknown>;
       const paid = async (amountPaid: number) => {
         const invoiceId = `in_current_${newId("x")}`;

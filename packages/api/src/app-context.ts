@@ -4,12 +4,14 @@ import type { Clock } from "@gw/shared";
 import type { Redis } from "ioredis";
 import type { Request } from "express";
 import type { Logger } from "pino";
+import type { Billing } from "@gw/billing";
 import type { Ledger } from "@gw/billing/ledger/index";
 import type { KeySpend } from "@gw/billing/key-spend/key-spend";
 import type { ApiKeyManager, KeyAccess } from "@gw/auth/api-keys/index";
 import type { LimitName } from "@gw/config";
 import type { HealthChecks } from "./status/health-checks";
 import type { Catalog } from "./catalog/catalog";
+import type { AuditLog } from "./console/audit-log";
 import type { AccountHooks, AuthServices } from "@gw/auth";
 
 /** Who is calling: resolved from an API key or a session cookie. */
@@ -86,6 +88,10 @@ export interface AppContext {
   apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;
   plans: PlanResolver;
+  /** credits, payments, subscriptions, redemption codes (packages/billing) */
+  billing: Billing;
+  /** CONTRACT 12: the admin actions' audit log */
+  audit: AuditLog;
   /** CONTRACT 12: the catalog in force (models, plans, credit packages), kept current from the database */
   catalog: Catalog;
   limits: RateLimits;

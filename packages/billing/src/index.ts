@@ -1,8 +1,7 @@
 export * from "./ledger/index";
-export { billing } from "./service";
-export type { BillingConfigView, CreditBalanceView, HistoryEntryView, HistoryView, SubscriptionStatusView } from "./service";
+export { createBilling } from "./service";
+export type { Billing, BillingConfigView, CreditBalanceView, HistoryEntryView, HistoryView, SubscriptionStatusView } from "./service";
 export type { BillingDeps, BillingNotifier, BillingUserDirectory, PlanLookup } from "./runtime";
-export { registerBillingNotifier, registerBillingUserDirectory } from "./runtime";
 export type { CheckoutSessionView } from "./checkout";
 export type { PaymentIntentView } from "./payment-intents";
 export type { BillingSettingsView } from "./settings";
@@ -10,5 +9,5 @@ export type { SubscriptionView } from "./subscriptions";
 export type { PublicPlan } from "./catalog";
 export { createPlanResolver } from "./plan-resolver";
 export { createStripeClient } from "./stripe/client";
-export { adjustCredits, type AdjustmentResult } from "./adjustments";
-export { redemptions, type NewRedemptionCode, type RedeemResult, type RedemptionCodeView } from "./redemptions/service";
+export type { AdjustmentResult } from "./adjustments";
+export type { NewRedemptionCode, RedeemResult, RedemptionCodeView, Redemptions } from "./redemptions/service";

@@ -19,7 +19,7 @@ export interface PlanLookup {
   invalidate(userId: string): void;
 }
 
-/** Tells a user about billing events; the accounts feature plugs its mailer in, otherwise events are logged. */
+/** Tells a user about billing events; the accounts feature passes its mailer in, otherwise events are logged. */
 export interface BillingNotifier {
   paymentFailed(userId: string, details: { planName: string; amountDue: number; currency: string }): Promise<void>;
   /** a charge took the balance below the user's low-balance threshold (dollars) */
@@ -37,7 +37,7 @@ export interface BillingUserDirectory {
   isActiveUser(userId: string): Promise<boolean>;
 }
 
-/** What billing needs from the app; an AppContext satisfies it. */
+/** What billing is built with (createBilling), passed in once at start-up. */
 export interface BillingDeps {
   config: Config;
   db: Database;
@@ -46,6 +46,7 @@ export interface BillingDeps {
   ledger: Ledger;
   plans: PlanLookup;
   billingNotifier?: BillingNotifier;
+  /** without one, only users with a billing account are recognised */
   billingUsers?: BillingUserDirectory;
 }
 
@@ -67,39 +68,22 @@ export interface BillingRuntime extends BillingDeps {
   now(): Date;
 }
 
-const runtimes = new WeakMap<BillingDeps, BillingRuntime>();
-
-/** One runtime (Stripe client, stores) per app context, built on first use. */
-export function billingRuntime(deps: BillingDeps): BillingRuntime {
-  let runtime = runtimes.get(deps);
-  if (!runtime) {
-    const connection = deps.db.connection;
-    runtime = {
-      ...deps,
-      stripe: createStripeClient(deps.config),
-      stores: {
-        accounts: billingAccountStore(connection),
-        purchases: purchaseStore(connection),
-        prices: stripePriceStore(connection),
-        snapshots: subscriptionSnapshotStore(connection),
-        events: webhookEventStore(connection),
-        subscribeClaims: subscribeClaimStore(connection),
-        settings: billingSettingsStore(connection),
-        claims: claimStore(connection),
-      },
-      now: () => new Date(deps.clock.now()),
-    };
-    runtimes.set(deps, runtime);
-  }
-  return runtime;
-}
-
-/** Plugs in how users are told about billing events (the accounts feature's mailer); without one they are logged. */
-export function registerBillingNotifier(deps: BillingDeps, notifier: BillingNotifier): void {
-  billingRuntime(deps).billingNotifier = notifier;
-}
-
-/** Plugs in the accounts feature's user lookup; without one, only users with a billing account are recognised. */
-export function registerBillingUserDirectory(deps: BillingDeps, users: BillingUserDirectory): void {
-  billingRuntime(deps).billingUsers = users;
+/** Billing's working parts (Stripe client, stores) over its dependencies: built once per app instance. */
+export function createBillingRuntime(deps: BillingDeps): BillingRuntime {
+  const connection = deps.db.connection;
+  return {
+    ...deps,
+    stripe: createStripeClient(deps.config),
+    stores: {
+      accounts: billingAccountStore(connection),
+      purchases: purchaseStore(connection),
+      prices: stripePriceStore(connection),
+      snapshots: subscriptionSnapshotStore(connection),
+      events: webhookEventStore(connection),
+      subscribeClaims: subscribeClaimStore(connection),
+      settings: billingSettingsStore(connection),
+      claims: claimStore(connection),
+    },
+    now: () => new Date(deps.clock.now()),
+  };
 }

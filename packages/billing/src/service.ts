@@ -1,10 +1,13 @@
-// The billing feature's public face: what routes and other features call. Each function takes the app context.
+// The billing feature's public face: what routes and other features call, built once per app instance with its
+// dependencies passed in (createBilling).
 import type { LedgerEntry, LedgerEntryKind } from "./ledger/index";
 import { microsToDollars } from "@gw/shared";
 import { publicPlan, type PublicPlan } from "./catalog";
 import { createCheckoutSession, type CheckoutSessionView, type CreateCheckoutInput } from "./checkout";
 import { createPaymentIntent, type CreatePaymentIntentInput, type PaymentIntentView } from "./payment-intents";
-import { billingRuntime, type BillingDeps } from "./runtime";
+import { adjustCredits, type AdjustmentResult } from "./adjustments";
+import { createRedemptions, type Redemptions } from "./redemptions/service";
+import { createBillingRuntime, type BillingDeps, type BillingRuntime } from "./runtime";
 import { cancelSubscription, cancelSubscriptionsOf, createSubscription, currentSubscription, type CancelSubscriptionInput, type CreateSubscriptionInput, type SubscriptionView } from "./subscriptions";
 import { handleWebhook } from "./webhook/process-event";
 import { watchBalances } from "./alerts/balance-watch";
@@ -60,7 +63,7 @@ const historyEntry = (entry: LedgerEntry): HistoryEntryView => ({
 });
 
 /** The receipt URLs of the purchases among these entries, by entry id (one read for the page). */
-async function receiptsOf(deps: BillingDeps, entries: LedgerEntry[]): Promise<Map<string, string>> {
+async function receiptsOf(rt: BillingRuntime, entries: LedgerEntry[]): Promise<Map<string, string>> {
   const purchaseOf = new Map<string, string>();
   for (const entry of entries) {
     const purchaseId = entry.meta?.purchaseId;
@@ -68,7 +71,7 @@ async function receiptsOf(deps: BillingDeps, entries: LedgerEntry[]): Promise<Ma
   }
   const receipts = new Map<string, string>();
   if (purchaseOf.size === 0) return receipts;
-  const purchases = await billingRuntime(deps).stores.purchases.byIds([...new Set(purchaseOf.values())]);
+  const purchases = await rt.stores.purchases.byIds([...new Set(purchaseOf.values())]);
   const receiptById = new Map(purchases.flatMap((p) => (p.receiptUrl ? [[p.id, p.receiptUrl] as const] : [])));
   for (const [entryId, purchaseId] of purchaseOf) {
     const receipt = receiptById.get(purchaseId);
@@ -77,73 +80,88 @@ async function receiptsOf(deps: BillingDeps, entries: LedgerEntry[]): Promise<Ma
   return receipts;
 }
 
-export const billing = {
-  async credits(deps: BillingDeps, userId: string): Promise<CreditBalanceView> {
-    return { balance: microsToDollars(await deps.ledger.balance(userId)), currency: "USD" };
-  },
+function billingService(rt: BillingRuntime, redemptions: Redemptions) {
+  return {
+    async credits(userId: string): Promise<CreditBalanceView> {
+      return { balance: microsToDollars(await rt.ledger.balance(userId)), currency: "USD" };
+    },
 
-  config(deps: BillingDeps): BillingConfigView {
-    return {
-      plans: deps.config.plans.map(publicPlan),
-      credit_packages: deps.config.creditPackages.map((p) => ({ amount: p.amount, bonus: p.bonus, total: p.total })),
-      payment_publishable_key: deps.config.stripe.publishableKey,
-    };
-  },
+    config(): BillingConfigView {
+      return {
+        plans: rt.config.plans.map(publicPlan),
+        credit_packages: rt.config.creditPackages.map((p) => ({ amount: p.amount, bonus: p.bonus, total: p.total })),
+        payment_publishable_key: rt.config.stripe.publishableKey,
+      };
+    },
 
-  createCheckoutSession: (deps: BillingDeps, userId: string, input: CreateCheckoutInput): Promise<CheckoutSessionView> =>
-    createCheckoutSession(billingRuntime(deps), userId, input),
+    createCheckoutSession: (userId: string, input: CreateCheckoutInput): Promise<CheckoutSessionView> =>
+      createCheckoutSession(rt, userId, input),
 
-  createPaymentIntent: (deps: BillingDeps, userId: string, input: CreatePaymentIntentInput): Promise<PaymentIntentView> =>
-    createPaymentIntent(billingRuntime(deps), userId, input),
+    createPaymentIntent: (userId: string, input: CreatePaymentIntentInput): Promise<PaymentIntentView> =>
+      createPaymentIntent(rt, userId, input),
 
-  createSubscription: (deps: BillingDeps, userId: string, input: CreateSubscriptionInput): Promise<SubscriptionView> =>
-    createSubscription(billingRuntime(deps), userId, input),
+    createSubscription: (userId: string, input: CreateSubscriptionInput): Promise<SubscriptionView> =>
+      createSubscription(rt, userId, input),
 
-  cancelSubscription: (deps: BillingDeps, userId: string, input: CancelSubscriptionInput): Promise<SubscriptionView> =>
-    cancelSubscription(billingRuntime(deps), userId, input),
+    cancelSubscription: (userId: string, input: CancelSubscriptionInput): Promise<SubscriptionView> =>
+      cancelSubscription(rt, userId, input),
 
-  async subscription(deps: BillingDeps, userId: string): Promise<SubscriptionStatusView> {
-    const plan = await deps.plans.planFor(userId);
-    return {
-      subscription: await currentSubscription(billingRuntime(deps), userId),
-      plan: publicPlan(plan),
-      limits: {
-        requests_per_minute: plan.requestsPerMinute,
-        concurrent_requests: plan.concurrentRequests,
-        monthly_credits: microsToDollars(plan.monthlyCreditsMicros),
-      },
-    };
-  },
+    async subscription(userId: string): Promise<SubscriptionStatusView> {
+      const plan = await rt.plans.planFor(userId);
+      return {
+        subscription: await currentSubscription(rt, userId),
+        plan: publicPlan(plan),
+        limits: {
+          requests_per_minute: plan.requestsPerMinute,
+          concurrent_requests: plan.concurrentRequests,
+          monthly_credits: microsToDollars(plan.monthlyCreditsMicros),
+        },
+      };
+    },
 
-  async history(deps: BillingDeps, userId: string, opts: { limit: number; before?: number }): Promise<HistoryView> {
-    const entries = await deps.ledger.entries(userId, { limit: opts.limit + 1, beforeSeq: opts.before, kinds: HISTORY_KINDS });
-    const page = entries.slice(0, opts.limit);
-    const last = page[page.length - 1];
-    const receipts = await receiptsOf(deps, page);
-    return {
-      entries: page.map((entry) => {
-        const receipt = receipts.get(entry.id);
-        return receipt ? { ...historyEntry(entry), receipt_url: receipt } : historyEntry(entry);
-      }),
-      next_before: entries.length > opts.limit && last ? last.seq : null,
-    };
-  },
+    async history(userId: string, opts: { limit: number; before?: number }): Promise<HistoryView> {
+      const entries = await rt.ledger.entries(userId, { limit: opts.limit + 1, beforeSeq: opts.before, kinds: HISTORY_KINDS });
+      const page = entries.slice(0, opts.limit);
+      const last = page[page.length - 1];
+      const receipts = await receiptsOf(rt, page);
+      return {
+        entries: page.map((entry) => {
+          const receipt = receipts.get(entry.id);
+          return receipt ? { ...historyEntry(entry), receipt_url: receipt } : historyEntry(entry);
+        }),
+        next_before: entries.length > opts.limit && last ? last.seq : null,
+      };
+    },
 
-  settings: (deps: BillingDeps, userId: string): Promise<BillingSettingsView> => getSettings(billingRuntime(deps), userId),
+    settings: (userId: string): Promise<BillingSettingsView> => getSettings(rt, userId),
 
-  putSettings: (deps: BillingDeps, userId: string, input: PutBillingSettingsInput): Promise<BillingSettingsView> =>
-    putSettings(billingRuntime(deps), userId, input),
+    putSettings: (userId: string, input: PutBillingSettingsInput): Promise<BillingSettingsView> =>
+      putSettings(rt, userId, input),
 
-  createSetupSession: (deps: BillingDeps, userId: string, input: CreateSetupSessionInput): Promise<CheckoutSessionView> =>
-    createSetupSession(billingRuntime(deps), userId, input),
+    createSetupSession: (userId: string, input: CreateSetupSessionInput): Promise<CheckoutSessionView> =>
+      createSetupSession(rt, userId, input),
 
-  /** low-balance e-mails and auto top-up, checked in the background after charges are written; returns the stop function */
-  watchBalances: (deps: BillingDeps): (() => Promise<void>) => watchBalances(billingRuntime(deps)),
+    /** low-balance e-mails and auto top-up, checked in the background after charges are written; returns the stop function */
+    watchBalances: (): (() => Promise<void>) => watchBalances(rt),
 
-  webhook: (deps: BillingDeps, rawBody: Buffer, signature: string | undefined): Promise<{ received: true }> =>
-    handleWebhook(billingRuntime(deps), rawBody, signature),
+    webhook: (rawBody: Buffer, signature: string | undefined): Promise<{ received: true }> =>
+      handleWebhook(rt, rawBody, signature),
 
-  /** account deletion hook: cancels active subscriptions at the processor */
-  cancelSubscriptions: (deps: BillingDeps, userId: string): Promise<number> =>
-    cancelSubscriptionsOf(billingRuntime(deps), userId),
-};
+    /** account deletion hook: cancels active subscriptions at the processor */
+    cancelSubscriptions: (userId: string): Promise<number> =>
+      cancelSubscriptionsOf(rt, userId),
+
+    /** an operator's credit adjustment (CONTRACT 12) */
+    adjustCredits: (userId: string, amount: number, opts: { idempotencyKey: string; meta?: Record<string, unknown> }): Promise<AdjustmentResult> =>
+      adjustCredits(rt, userId, amount, opts),
+
+    redemptions,
+  };
+}
+
+export type Billing = ReturnType<typeof billingService>;
+
+/** Billing for one app instance: its Stripe client and stores, over the dependencies passed in. */
+export async function createBilling(deps: BillingDeps): Promise<Billing> {
+  return billingService(createBillingRuntime(deps), await createRedemptions(deps));
+}

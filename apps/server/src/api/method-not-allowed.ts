@@ -1,8 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { AppError } from "@gw/shared";
-import type { AppContext } from "../context";
-import { openApiDocument } from "./openapi-document";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -23,25 +21,27 @@ function documentedPaths(doc: OpenAPIObject): DocumentedPath[] {
   });
 }
 
-const paths = new WeakMap<AppContext, DocumentedPath[]>();
-
-/**
- * For a request no route took: when the OpenAPI document declares its path (with other methods), 405
- * `method_not_allowed` with `Allow` (RFC 9110) set on `res`, rather than the 404 of a path that does not exist.
- */
-export function undeclaredMethod(ctx: AppContext, req: Request, res: Response): AppError | undefined {
-  let documented = paths.get(ctx);
-  if (!documented) {
-    documented = documentedPaths(openApiDocument(ctx));
-    paths.set(ctx, documented);
-  }
-  // the whole path: under a router's mount path (`router.use("/v1", …)`) req.path is only the rest
-  const path = req.originalUrl.split("?")[0] ?? req.path;
-  const match = documented.find((p) => p.pattern.test(path));
-  if (!match) return undefined;
-  res.setHeader("Allow", match.allow);
-  return new AppError("method_not_allowed", `${req.method} is not allowed on ${path}; allowed: ${match.allow}.`);
+export interface MethodRules {
+  /**
+   * For a request no route took: when the OpenAPI document declares its path (with other methods), 405
+   * `method_not_allowed` with `Allow` (RFC 9110) set on `res`, rather than the 404 of a path that does not exist.
+   */
+  undeclaredMethod(req: Request, res: Response): AppError | undefined;
+  /** undeclaredMethod as the last handler: mounted after every route, it answers only what no route took. */
+  methodNotAllowed: RequestHandler;
 }
 
-/** undeclaredMethod as the last handler: mounted after every route, it answers only what no route took. */
-export const methodNotAllowed = (ctx: AppContext): RequestHandler => (req, res, next) => next(undeclaredMethod(ctx, req, res));
+/** The 405 answers of the app's OpenAPI document (its paths read at the first such answer). */
+export function methodRules(document: () => OpenAPIObject): MethodRules {
+  let documented: DocumentedPath[] | undefined;
+  const undeclaredMethod = (req: Request, res: Response): AppError | undefined => {
+    documented ??= documentedPaths(document());
+    // the whole path: under a router's mount path (`router.use("/v1", …)`) req.path is only the rest
+    const path = req.originalUrl.split("?")[0] ?? req.path;
+    const match = documented.find((p) => p.pattern.test(path));
+    if (!match) return undefined;
+    res.setHeader("Allow", match.allow);
+    return new AppError("method_not_allowed", `${req.method} is not allowed on ${path}; allowed: ${match.allow}.`);
+  };
+  return { undeclaredMethod, methodNotAllowed: (req, res, next) => next(undeclaredMethod(req, res)) };
+}

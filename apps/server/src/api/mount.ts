@@ -1,10 +1,10 @@
 import type { Express } from "express";
+import type { OpenAPIObject } from "trpc-to-openapi";
 import type { AppContext } from "../context";
 import { mountAuthRoutes } from "../auth/mount";
 import { lowerCaseMediaType } from "../http/content-type";
 import { jsonParser } from "../http/json-body";
-import { methodNotAllowed } from "./method-not-allowed";
-import { openApiDocument } from "./openapi-document";
+import type { MethodRules } from "./method-not-allowed";
 import { noStore } from "../http/no-store";
 import { csrfGuard } from "./csrf";
 import { renderDocsPage } from "./docs-page";
@@ -13,9 +13,7 @@ import { restHandler } from "./rest";
 import { trpcEndpoint } from "./trpc-endpoint";
 
 /** /api: tRPC for the dashboard, the REST routes generated from the same routers, the OpenAPI document and its page. */
-export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
-  const document = () => openApiDocument(ctx);
-
+export async function mountApi(app: Express, ctx: AppContext, document: () => OpenAPIObject, methods: MethodRules): Promise<void> {
   app.use("/api", noStore, lowerCaseMediaType, csrfGuard(ctx.config.publicUrl));
   app.get("/api/openapi.json", (_req, res) => {
     res.json(document());
@@ -24,7 +22,7 @@ export async function mountApi(app: Express, ctx: AppContext): Promise<void> {
     res.type("html").send(renderDocsPage(document()));
   });
   app.use("/api/trpc", ...trpcEndpoint(ctx));
-  mountAuthRoutes(app, ctx);
+  mountAuthRoutes(app, ctx, methods);
   app.use("/api", jsonParser(ctx.config.jsonBodyLimitBytes), objectBody, restHandler(ctx));
-  app.use(methodNotAllowed(ctx));
+  app.use(methods.methodNotAllowed);
 }

@@ -5,7 +5,7 @@ import { AppError } from "@gw/shared";
 import { objectBodyError, unsupportedBodyType } from "../api/object-body";
 import { statusFormUnavailable } from "../api/rest-errors";
 import type { AppContext } from "../context";
-import { methodNotAllowed } from "../api/method-not-allowed";
+import type { MethodRules } from "../api/method-not-allowed";
 import { jsonParser } from "../http/json-body";
 
 const deleteAccountInput = z.object({
@@ -17,7 +17,7 @@ const deleteAccountInput = z.object({
  * DELETE /api/auth/me {password}: an Express route because the REST adapter reads DELETE input from the query
  * string, and a password does not belong in a URL.
  */
-export function deleteAccountRoute(ctx: AppContext): Router {
+export function deleteAccountRoute(ctx: AppContext, methods: MethodRules): Router {
   const router = Router();
   router.delete("/api/auth/me", jsonParser(ctx.config.jsonBodyLimitBytes), async (req, res, next) => {
     try {
@@ -37,7 +37,7 @@ export function deleteAccountRoute(ctx: AppContext): Router {
     }
   });
   // not Express's own 200 "DELETE" (which would also hide GET and PATCH): the JSON 405 the REST routes give
-  router.options("/api/auth/me", methodNotAllowed(ctx));
+  router.options("/api/auth/me", methods.methodNotAllowed);
   router.use("/api/auth/me", statusFormUnavailable(ctx.config.errorDebug));
   return router;
 }

@@ -2,7 +2,7 @@ import { Router, type Response } from "express";
 import { OAUTH_STATE_COOKIE, readCookie, type OAuthRedirect } from "@gw/auth";
 import type { AppContext } from "../context";
 import { notFound } from "../http/errors";
-import { methodNotAllowed } from "../api/method-not-allowed";
+import type { MethodRules } from "../api/method-not-allowed";
 
 function redirect(res: Response, to: OAuthRedirect): void {
   for (const cookie of to.setCookies) res.append("Set-Cookie", cookie);
@@ -13,7 +13,7 @@ function redirect(res: Response, to: OAuthRedirect): void {
 const queryString = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 /** GET /api/auth/oauth/:provider → 302 to the provider; GET /api/auth/callback → 302 to /dashboard or /login?error=. */
-export function oauthRoutes(ctx: AppContext): Router {
+export function oauthRoutes(ctx: AppContext, methods: MethodRules): Router {
   const router = Router();
   router.get("/api/auth/oauth/:provider", async (req, res, next) => {
     try {
@@ -33,6 +33,6 @@ export function oauthRoutes(ctx: AppContext): Router {
     }
   });
   // not Express's own 200 text/plain "GET, HEAD": the JSON 405 (with Allow) of any other undeclared method
-  router.options(["/api/auth/oauth/:provider", "/api/auth/callback"], methodNotAllowed(ctx));
+  router.options(["/api/auth/oauth/:provider", "/api/auth/callback"], methods.methodNotAllowed);
   return router;
 }

@@ -1,6 +1,5 @@
 import type { Request, Response } from "express";
 import { setRateLimitHeaders } from "@gw/api/trpc";
-import { billing } from "@gw/billing";
 import { isAppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { sendError } from "../http/errors";
@@ -38,7 +37,7 @@ export function creditsRoute(ctx: AppContext) {
       throw err;
     }
     try {
-      res.json(await billing.credits(ctx, principal.userId));
+      res.json(await ctx.billing.credits(principal.userId));
     } catch (err) {
       ctx.logger.error({ err, requestId: res.locals.requestId }, "credits: balance could not be read");
       res.status(500).json({ error: "Internal server error" });

@@ -1,5 +1,7 @@
-import { billing, createStripeClient, registerBillingNotifier, registerBillingUserDirectory } from "@gw/billing";
+import type { AuthServices } from "@gw/auth";
+import { createStripeClient, type BillingDeps } from "@gw/billing";
 import type { AppContext } from "../context";
+import type { ServiceBase } from "../services";
 import { paymentFailedMailer } from "./payment-failed-mail";
 
 /**
@@ -29,22 +31,28 @@ function registerPaymentHealthCheck(ctx: AppContext): void {
   });
 }
 
-/** Wires billing into the other features: health probes, account deletion, payment-failed e-mails. */
+/** What billing is built with from the accounts feature: payment-failed and balance e-mails, who the users are. */
+export function accountsForBilling(base: ServiceBase, users: AuthServices["users"]): Pick<BillingDeps, "billingNotifier" | "billingUsers"> {
+  return {
+    billingNotifier: paymentFailedMailer({ ...base, users }),
+    // webhook objects made outside the gateway name their user only by metadata: it must be a live account
+    billingUsers: {
+      async isActiveUser(userId) {
+        const user = await users.findById(userId);
+        return user !== null && user.deletedAt === undefined;
+      },
+    },
+  };
+}
+
+/** Wires billing into the other features at mount: health probes, account deletion, background balance checks. */
 export function registerBillingHooks(ctx: AppContext): void {
   registerPaymentHealthCheck(ctx);
   // SPEC 3: deleting an account cancels its subscription at the payment processor
   ctx.accountHooks.onAccountDeleted(async (userId) => {
-    const cancelled = await billing.cancelSubscriptions(ctx, userId);
+    const cancelled = await ctx.billing.cancelSubscriptions(userId);
     if (cancelled > 0) ctx.logger.info({ userId, cancelled }, "subscriptions cancelled for a deleted account");
   });
-  registerBillingNotifier(ctx, paymentFailedMailer(ctx));
   // CONTRACT 11: low-balance e-mails and auto top-up, checked in the background after charges are written
-  ctx.onShutdown(billing.watchBalances(ctx));
-  // webhook objects made outside the gateway name their user only by metadata: it must be a live account
-  registerBillingUserDirectory(ctx, {
-    async isActiveUser(userId) {
-      const user = await ctx.auth.users.findById(userId);
-      return user !== null && user.deletedAt === undefined;
-    },
-  });
+  ctx.onShutdown(ctx.billing.watchBalances());
 }

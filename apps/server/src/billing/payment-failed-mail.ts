@@ -1,6 +1,7 @@
+import type { AuthServices } from "@gw/auth";
 import type { BillingNotifier } from "@gw/billing";
 import { createMailer } from "@gw/auth/mail/mailer";
-import type { AppContext } from "../context";
+import type { ServiceBase } from "../services";
 
 const usd = (dollars: number): string => `${dollars.toFixed(2)} USD`;
 
@@ -8,12 +9,12 @@ const usd = (dollars: number): string => `${dollars.toFixed(2)} USD`;
  * Billing events e-mailed to the account's address (invoice.payment_failed, low balance, auto top-up failures),
  * through the same mailer (SMTP or outbox) as accounts; each mail links to the billing page.
  */
-export function paymentFailedMailer(ctx: AppContext): BillingNotifier {
-  const mailer = createMailer({ smtpUrl: ctx.config.smtpUrl, from: ctx.config.mailFrom, dataDir: ctx.config.dataDir }, ctx.clock, ctx.logger);
+export function paymentFailedMailer(deps: ServiceBase & { users: AuthServices["users"] }): BillingNotifier {
+  const mailer = createMailer({ smtpUrl: deps.config.smtpUrl, from: deps.config.mailFrom, dataDir: deps.config.dataDir }, deps.clock, deps.logger);
   const send = async (userId: string, subject: string, intro: string, outro: string): Promise<void> => {
-    const user = await ctx.auth.users.findById(userId);
+    const user = await deps.users.findById(userId);
     if (!user?.email) return;
-    const link = `${ctx.config.publicUrl}/dashboard/billing`;
+    const link = `${deps.config.publicUrl}/dashboard/billing`;
     await mailer.send({
       to: user.email,
       subject,

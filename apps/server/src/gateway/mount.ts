@@ -6,7 +6,7 @@ import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { apiCors } from "../http/cors";
 import type { DirectRoutes } from "../http/direct-routes";
-import { methodNotAllowed, undeclaredMethod } from "../api/method-not-allowed";
+import type { MethodRules } from "../api/method-not-allowed";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
 import { authenticate } from "./http/auth";
@@ -67,6 +67,7 @@ export async function mountGateway(
   app: Express,
   ctx: AppContext,
   direct: DirectRoutes,
+  methods: MethodRules,
   providers: ProviderGateway = createProviderGateway(ctx.config, { clock: ctx.clock }),
 ): Promise<void> {
   ctx.onShutdown(() => providers.close());
@@ -152,12 +153,12 @@ export async function mountGateway(
   // carries the caller's X-RateLimit-* headers once the key is known.
   // Express would answer an OPTIONS of the usage API itself (200 text/plain "GET, HEAD"): it has no CORS, so it is
   // answered as any other undeclared method there (401 without a key, else 405 with Allow)
-  router.options("/api/usage", noStore, usageAuth, methodNotAllowed(ctx));
+  router.options("/api/usage", noStore, usageAuth, methods.methodNotAllowed);
   // GET /api/v1/key is an API route (the keys router's REST face, mounted after the gateway), not a gateway one
   router.all("/api/v1/key", (_req, _res, next) => next("router"));
   // an unknown route there is 404 not_found (CONTRACT 1); a gateway path the OpenAPI document declares, asked with
   // another method, is 405 with Allow (issue 38)
-  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, res, next) => next(undeclaredMethod(ctx, req, res) ?? new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
+  router.use(["/v1", "/api/v1"], noStoreUnderApi, ...limited, (req, res, next) => next(methods.undeclaredMethod(req, res) ?? new AppError("not_found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}.`)));
   app.use(router);
 
   ctx.healthChecks.register("text_provider", async () => providers.checkHealth("text", HEALTH_TIMEOUT_MS, HEALTH_SLOW_MS));

@@ -1,11 +1,11 @@
 // The operator console (CONTRACT 12): what the /api/admin routes and `npm run admin` do. Each action that changes
 // something writes one audit entry (who, what, on whom, before and after).
-import { billing, adjustCredits, redemptions, type HistoryView, type NewRedemptionCode, type RedemptionCodeView, type SubscriptionView } from "@gw/billing";
+import type { HistoryView, NewRedemptionCode, RedemptionCodeView, SubscriptionView } from "@gw/billing";
 import type { User } from "@gw/auth";
 import { AppError, invalidParameter, microsToDollars, newId } from "@gw/shared";
 import type { AppContext } from "../app-context";
 import { activeAdminIds, isAdmin } from "./admins";
-import { AuditLog, type AuditActor, type AuditEntry } from "./audit-log";
+import type { AuditActor, AuditEntry } from "./audit-log";
 import { spendSince } from "./spend";
 
 /** Who acts, and from where (the audit log's actor and IP). */
@@ -47,16 +47,6 @@ export interface AdminUserDetail {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-const audits = new WeakMap<AppContext, AuditLog>();
-function auditLog(ctx: AppContext): AuditLog {
-  let log = audits.get(ctx);
-  if (!log) {
-    log = new AuditLog(ctx.db, () => ctx.clock.now());
-    audits.set(ctx, log);
-  }
-  return log;
-}
-
 const statusOf = (user: User): UserStatus => (user.suspendedAt ? "suspended" : "active");
 
 /** A live (not deleted) account, else 404 not_found. */
@@ -86,7 +76,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 
 export async function record(ctx: AppContext, actor: ConsoleActor, entry: Pick<AuditEntry, "action" | "target" | "before" | "after">): Promise<void> {
   const { ip, ...who } = actor;
-  await auditLog(ctx).append({ ...entry, actor: who, ip });
+  await ctx.audit.append({ ...entry, actor: who, ip });
 }
 
 export const adminConsole = {
@@ -115,7 +105,7 @@ export const adminConsole = {
     const since = new Date(ctx.clock.now() - 30 * DAY_MS);
     const [row, subscription, keys, spend] = await Promise.all([
       userRow(ctx, user),
-      billing.subscription(ctx, user.id),
+      ctx.billing.subscription(user.id),
       ctx.apiKeys.listActive(user.id),
       spendSince(ctx.db, user.id, since),
     ]);
@@ -137,13 +127,13 @@ export const adminConsole = {
 
   async userLedger(ctx: AppContext, userId: string, opts: { limit: number; before?: number }): Promise<HistoryView> {
     await liveUser(ctx, userId);
-    return billing.history(ctx, userId, opts);
+    return ctx.billing.history(userId, opts);
   },
 
   /** A signed adjustment in micro-dollars (never below zero: 409 conflict naming the balance). */
   async credit(ctx: AppContext, actor: ConsoleActor, userId: string, input: { amount: number; reason: string }): Promise<{ success: true; amount: number; balance: number }> {
     await liveUser(ctx, userId);
-    const adjusted = await adjustCredits(ctx, userId, input.amount, {
+    const adjusted = await ctx.billing.adjustCredits(userId, input.amount, {
       idempotencyKey: newId("adj"), meta: { reason: input.reason, by: actor.email ?? actor.via },
     });
     await record(ctx, actor, {
@@ -198,7 +188,7 @@ export const adminConsole = {
   },
 
   async createCode(ctx: AppContext, actor: ConsoleActor, input: NewRedemptionCode): Promise<RedemptionCodeView> {
-    const created = await redemptions.create(ctx, input, actor.user_id ?? actor.via);
+    const created = await ctx.billing.redemptions.create(input, actor.user_id ?? actor.via);
     await record(ctx, actor, {
       action: "redemption_code.create", target: { type: "redemption_code", id: created.code },
       before: null, after: { amount: created.amount, max_redemptions: created.max_redemptions, expires_at: created.expires_at },
@@ -206,7 +196,7 @@ export const adminConsole = {
     return created;
   },
 
-  listCodes: (ctx: AppContext, opts: { limit: number; before?: string }) => redemptions.list(ctx, opts),
+  listCodes: (ctx: AppContext, opts: { limit: number; before?: string }) => ctx.billing.redemptions.list(opts),
 
-  audit: (ctx: AppContext, opts: { limit: number; before?: string }) => auditLog(ctx).list(opts),
+  audit: (ctx: AppContext, opts: { limit: number; before?: string }) => ctx.audit.list(opts),
 };

@@ -1,4 +1,3 @@
-import { billing, redemptions } from "@gw/billing";
 import { z } from "zod";
 import { createTRPCRouter, rateLimit, sessionOrKeyProcedure, sessionProcedure, verifiedSessionOrKeyProcedure } from "../trpc";
 
@@ -125,7 +124,7 @@ export const billingRouter = createTRPCRouter({
   credits: sessionOrKeyProcedure
     .use(rateLimit("credits", "user"))
     .output(creditBalance)
-    .query(({ ctx }) => billing.credits(ctx.app, ctx.principal.userId)),
+    .query(({ ctx }) => ctx.app.billing.credits(ctx.principal.userId)),
 
   config: sessionOrKeyProcedure
     .use(rateLimit("billingRead", "user"))
@@ -135,7 +134,7 @@ export const billingRouter = createTRPCRouter({
       credit_packages: z.array(z.object({ amount: z.number(), bonus: z.number(), total: z.number() })),
       payment_publishable_key: z.string(),
     }))
-    .query(({ ctx }) => billing.config(ctx.app)),
+    .query(({ ctx }) => ctx.app.billing.config()),
 
   createCheckoutSession: verifiedSessionOrKeyProcedure
     .use(rateLimit("checkout", "user"))
@@ -146,7 +145,7 @@ export const billingRouter = createTRPCRouter({
     })
     .input(checkoutInput)
     .output(z.object({ session_id: z.string(), url: z.string().describe("where the payer is redirected") }))
-    .mutation(({ ctx, input }) => billing.createCheckoutSession(ctx.app, ctx.principal.userId, input)),
+    .mutation(({ ctx, input }) => ctx.app.billing.createCheckoutSession(ctx.principal.userId, input)),
 
   createPaymentIntent: verifiedSessionOrKeyProcedure
     .use(rateLimit("paymentIntent", "user"))
@@ -161,7 +160,7 @@ export const billingRouter = createTRPCRouter({
       amount: z.number().int().describe("cents"),
       currency: z.string(),
     }))
-    .mutation(({ ctx, input }) => billing.createPaymentIntent(ctx.app, ctx.principal.userId, input)),
+    .mutation(({ ctx, input }) => ctx.app.billing.createPaymentIntent(ctx.principal.userId, input)),
 
   createSubscription: verifiedSessionOrKeyProcedure
     .use(rateLimit("subscription", "user"))
@@ -171,7 +170,7 @@ export const billingRouter = createTRPCRouter({
     })
     .input(subscriptionInput)
     .output(subscription)
-    .mutation(({ ctx, input }) => billing.createSubscription(ctx.app, ctx.principal.userId, input)),
+    .mutation(({ ctx, input }) => ctx.app.billing.createSubscription(ctx.principal.userId, input)),
 
   cancelSubscription: sessionOrKeyProcedure
     .use(rateLimit("subscription", "user"))
@@ -181,7 +180,7 @@ export const billingRouter = createTRPCRouter({
     })
     .input(cancelInput)
     .output(subscription)
-    .mutation(({ ctx, input }) => billing.cancelSubscription(ctx.app, ctx.principal.userId, input ?? {})),
+    .mutation(({ ctx, input }) => ctx.app.billing.cancelSubscription(ctx.principal.userId, input ?? {})),
 
   subscription: sessionOrKeyProcedure
     .use(rateLimit("billingRead", "user"))
@@ -195,20 +194,20 @@ export const billingRouter = createTRPCRouter({
         monthly_credits: z.number().describe("dollars granted on each paid invoice"),
       }),
     }))
-    .query(({ ctx }) => billing.subscription(ctx.app, ctx.principal.userId)),
+    .query(({ ctx }) => ctx.app.billing.subscription(ctx.principal.userId)),
 
   history: sessionOrKeyProcedure
     .use(rateLimit("billingRead", "user"))
     .meta({ openapi: { method: "GET", path: "/billing/history", tags, summary: "Payment history: purchases, bonuses, plan credits, refunds, disputes (newest first)" } })
     .input(historyInput)
     .output(z.object({ entries: z.array(historyEntry), next_before: z.number().int().nullable() }))
-    .query(({ ctx, input }) => billing.history(ctx.app, ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),
+    .query(({ ctx, input }) => ctx.app.billing.history(ctx.principal.userId, { limit: input?.limit ?? 20, before: input?.before })),
 
   settings: sessionProcedure
     .use(rateLimit("billingRead", "user"))
     .meta({ openapi: { method: "GET", path: "/billing/settings", tags, summary: "Low-balance e-mail and auto top-up settings" } })
     .output(billingSettings)
-    .query(({ ctx }) => billing.settings(ctx.app, ctx.principal.userId)),
+    .query(({ ctx }) => ctx.app.billing.settings(ctx.principal.userId)),
 
   updateSettings: sessionProcedure
     .use(rateLimit("billingRead", "user"))
@@ -220,7 +219,7 @@ export const billingRouter = createTRPCRouter({
     // every field is optional, so is the body: none changes nothing
     .input(billingSettingsInput.optional())
     .output(billingSettings)
-    .mutation(({ ctx, input }) => billing.putSettings(ctx.app, ctx.principal.userId, input ?? {})),
+    .mutation(({ ctx, input }) => ctx.app.billing.putSettings(ctx.principal.userId, input ?? {})),
 
   createSetupSession: verifiedSessionOrKeyProcedure
     .use(rateLimit("checkout", "user"))
@@ -230,7 +229,7 @@ export const billingRouter = createTRPCRouter({
     })
     .input(z.object({ success_url: httpUrl, cancel_url: httpUrl }))
     .output(z.object({ session_id: z.string(), url: z.string().describe("where the card holder is redirected") }))
-    .mutation(({ ctx, input }) => billing.createSetupSession(ctx.app, ctx.principal.userId, input)),
+    .mutation(({ ctx, input }) => ctx.app.billing.createSetupSession(ctx.principal.userId, input)),
 
   redeem: verifiedSessionOrKeyProcedure
     .use(rateLimit("redeem", "user"))
@@ -240,5 +239,5 @@ export const billingRouter = createTRPCRouter({
     })
     .input(z.object({ code: z.string().min(1).max(64).describe("the redemption code") }))
     .output(z.object({ success: z.literal(true), amount: z.number().describe("dollars credited"), balance: z.number().describe("dollars after the credit") }))
-    .mutation(({ ctx, input }) => redemptions.redeem(ctx.app, ctx.principal.userId, input.code.trim())),
+    .mutation(({ ctx, input }) => ctx.app.billing.redemptions.redeem(ctx.principal.userId, input.code.trim())),
 });

@@ -34,17 +34,8 @@ export interface RedeemResult {
   balance: number;
 }
 
-const stores = new WeakMap<BillingDeps, Promise<RedemptionStore>>();
-
-function storeOf(deps: BillingDeps): Promise<RedemptionStore> {
-  let store = stores.get(deps);
-  if (!store) {
-    const created = redemptionStore(deps.db.connection);
-    store = created.init().then(() => created);
-    stores.set(deps, store);
-  }
-  return store;
-}
+/** What the redemptions need: the ledger they credit, the database of their store, the clock. */
+export type RedemptionDeps = Pick<BillingDeps, "db" | "clock" | "ledger">;
 
 const expired = (code: RedemptionCodeRecord, now: Date) => code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime();
 const alreadyRedeemed = () => new AppError("conflict", "You have already redeemed this code.");
@@ -69,7 +60,7 @@ const creditKey = (code: string, userId: string) => `redeem:${code}:${userId}`;
  * Frees the slots of abandoned claims that never credited: a request that stopped between taking a slot and the
  * credit would otherwise keep that slot from everyone for good. The claim is taken over first (one freer at a time).
  */
-async function freeAbandonedSlots(deps: BillingDeps, store: RedemptionStore, code: string, now: Date): Promise<void> {
+async function freeAbandonedSlots(deps: RedemptionDeps, store: RedemptionStore, code: string, now: Date): Promise<void> {
   for (const held of await store.abandonedClaims(code, new Date(now.getTime() - ABANDONED_AFTER_MS))) {
     if (!(await store.takeOverClaim(held, now))) continue;
     const credited = await deps.ledger.entriesByKeys([creditKey(code, held.userId)]);
@@ -82,79 +73,83 @@ async function freeAbandonedSlots(deps: BillingDeps, store: RedemptionStore, cod
   }
 }
 
-export const redemptions = {
-  async create(deps: BillingDeps, input: NewRedemptionCode, createdBy: string): Promise<RedemptionCodeView> {
-    const store = await storeOf(deps);
-    const record: RedemptionCodeRecord = {
-      code: input.code ?? randomBase62(16),
-      amount: input.amount,
-      maxRedemptions: input.maxRedemptions,
-      expiresAt: input.expiresAt ?? null,
-      createdAt: new Date(deps.clock.now()),
-      createdBy,
-    };
-    if (!(await store.createCode(record))) throw new AppError("conflict", `The code '${record.code}' exists already.`);
-    return view(store, record);
-  },
+/** CONTRACT 12's redemption codes, over their store (made ready at start-up). */
+export async function createRedemptions(deps: RedemptionDeps) {
+  const store = redemptionStore(deps.db.connection);
+  await store.init();
+  return {
+    async create(input: NewRedemptionCode, createdBy: string): Promise<RedemptionCodeView> {
+      const record: RedemptionCodeRecord = {
+        code: input.code ?? randomBase62(16),
+        amount: input.amount,
+        maxRedemptions: input.maxRedemptions,
+        expiresAt: input.expiresAt ?? null,
+        createdAt: new Date(deps.clock.now()),
+        createdBy,
+      };
+      if (!(await store.createCode(record))) throw new AppError("conflict", `The code '${record.code}' exists already.`);
+      return view(store, record);
+    },
 
-  async list(deps: BillingDeps, opts: { limit: number; before?: string }): Promise<{ codes: RedemptionCodeView[]; next_before: string | null }> {
-    const store = await storeOf(deps);
-    const after = opts.before === undefined ? undefined : await store.findCode(opts.before);
-    if (opts.before !== undefined && !after) throw new AppError("invalid_parameter", "Invalid 'before': no such code.");
-    const page = await store.listCodes(opts.limit + 1, after ?? undefined);
-    const shown = page.slice(0, opts.limit);
-    return {
-      codes: await Promise.all(shown.map((code) => view(store, code))),
-      next_before: page.length > opts.limit ? shown[shown.length - 1]?.code ?? null : null,
-    };
-  },
+    async list(opts: { limit: number; before?: string }): Promise<{ codes: RedemptionCodeView[]; next_before: string | null }> {
+      const after = opts.before === undefined ? undefined : await store.findCode(opts.before);
+      if (opts.before !== undefined && !after) throw new AppError("invalid_parameter", "Invalid 'before': no such code.");
+      const page = await store.listCodes(opts.limit + 1, after ?? undefined);
+      const shown = page.slice(0, opts.limit);
+      return {
+        codes: await Promise.all(shown.map((code) => view(store, code))),
+        next_before: page.length > opts.limit ? shown[shown.length - 1]?.code ?? null : null,
+      };
+    },
 
-  /**
-   * Credits the code's amount once per user (409 conflict after), never past max_redemptions in all (410
-   * code_expired, as for an expired code), 404 not_found for an unknown one. The steps, each exact on its own:
-   * the user's claim (unique insert), a slot (unique insert), the ledger credit (idempotency key per user and code),
-   * the claim marked credited. A request that stops between any two is finished by the same user's retry (the claim
-   * taken over, the slot found again, the credit written at most once), or its slot is freed for others once the
-   * claim is abandoned (see freeAbandonedSlots).
-   */
-  async redeem(deps: BillingDeps, userId: string, codeText: string): Promise<RedeemResult> {
-    const store = await storeOf(deps);
-    const now = new Date(deps.clock.now());
-    const code = await store.findCode(codeText);
-    if (!code) throw new AppError("not_found", "No such redemption code.");
-    if (expired(code, now)) throw new AppError("code_expired", "This code has expired.");
+    /**
+     * Credits the code's amount once per user (409 conflict after), never past max_redemptions in all (410
+     * code_expired, as for an expired code), 404 not_found for an unknown one. The steps, each exact on its own:
+     * the user's claim (unique insert), a slot (unique insert), the ledger credit (idempotency key per user and code),
+     * the claim marked credited. A request that stops between any two is finished by the same user's retry (the claim
+     * taken over, the slot found again, the credit written at most once), or its slot is freed for others once the
+     * claim is abandoned (see freeAbandonedSlots).
+     */
+    async redeem(userId: string, codeText: string): Promise<RedeemResult> {
+      const now = new Date(deps.clock.now());
+      const code = await store.findCode(codeText);
+      if (!code) throw new AppError("not_found", "No such redemption code.");
+      if (expired(code, now)) throw new AppError("code_expired", "This code has expired.");
 
-    if (!(await store.claim(code.code, userId, now))) {
-      const held = await store.findClaim(code.code, userId);
-      if (held?.creditedAt) throw alreadyRedeemed();
-      // another request of this user is redeeming it right now (or just let it go)
-      if (!held || now.getTime() - held.claimedAt.getTime() < ABANDONED_AFTER_MS || !(await store.takeOverClaim(held, now))) throw inFlight();
-    }
+      if (!(await store.claim(code.code, userId, now))) {
+        const held = await store.findClaim(code.code, userId);
+        if (held?.creditedAt) throw alreadyRedeemed();
+        // another request of this user is redeeming it right now (or just let it go)
+        if (!held || now.getTime() - held.claimedAt.getTime() < ABANDONED_AFTER_MS || !(await store.takeOverClaim(held, now))) throw inFlight();
+      }
 
-    let slot = await store.slotOf(code.code, userId);
-    if (slot === null) slot = await store.takeSlot(code.code, userId, code.maxRedemptions);
-    if (slot === null) {
-      await freeAbandonedSlots(deps, store, code.code, now);
-      slot = await store.takeSlot(code.code, userId, code.maxRedemptions);
-    }
-    if (slot === null) {
-      await store.releaseClaim(code.code, userId, now);
-      throw exhausted();
-    }
+      let slot = await store.slotOf(code.code, userId);
+      if (slot === null) slot = await store.takeSlot(code.code, userId, code.maxRedemptions);
+      if (slot === null) {
+        await freeAbandonedSlots(deps, store, code.code, now);
+        slot = await store.takeSlot(code.code, userId, code.maxRedemptions);
+      }
+      if (slot === null) {
+        await store.releaseClaim(code.code, userId, now);
+        throw exhausted();
+      }
 
-    let credit;
-    try {
-      credit = await deps.ledger.credit(userId, code.amount, {
-        kind: "redemption", idempotencyKey: creditKey(code.code, userId), meta: { code: code.code, slot },
-      });
-    } catch (err) {
-      // the claim goes, the slot stays the user's: a retry finds it and credits (at most once, by the key)
-      await store.releaseClaim(code.code, userId, now).catch(() => undefined);
-      throw err;
-    }
-    await store.markCredited(code.code, userId, new Date(deps.clock.now()));
-    // a retry of a request that had credited before it stopped
-    if (!credit.applied) throw alreadyRedeemed();
-    return { success: true, amount: microsToDollars(code.amount), balance: microsToDollars(credit.balance) };
-  },
-};
+      let credit;
+      try {
+        credit = await deps.ledger.credit(userId, code.amount, {
+          kind: "redemption", idempotencyKey: creditKey(code.code, userId), meta: { code: code.code, slot },
+        });
+      } catch (err) {
+        // the claim goes, the slot stays the user's: a retry finds it and credits (at most once, by the key)
+        await store.releaseClaim(code.code, userId, now).catch(() => undefined);
+        throw err;
+      }
+      await store.markCredited(code.code, userId, new Date(deps.clock.now()));
+      // a retry of a request that had credited before it stopped
+      if (!credit.applied) throw alreadyRedeemed();
+      return { success: true, amount: microsToDollars(code.amount), balance: microsToDollars(credit.balance) };
+    },
+  };
+}
+
+export type Redemptions = Awaited<ReturnType<typeof createRedemptions>>;
