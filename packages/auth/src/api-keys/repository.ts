@@ -131,12 +131,15 @@ export class ApiKeyRepository {
   private readonly usage: Model<ApiKeyUsageDoc>;
   private readonly usageRows: mongo.Collection<ApiKeyUsageDoc>;
   private readonly previous: Model<PreviousSecretDoc>;
+  private readonly previousRows: mongo.Collection<PreviousSecretDoc>;
   /** `<userId>:<n>` → key id */
   private readonly keysByUser: IdChain;
   /** `<hash>:1` → the key id whose secret (current or a rotated-out one) has this hash */
   private readonly keyByHash: IdChain;
   /** `<keyId>:<n>` → usage row id */
   private readonly usageByKey: IdChain;
+  /** `<keyId>:<n>` → hash of a rotated-out secret */
+  private readonly previousByKey: IdChain;
   private readonly writer = newId("w", 16);
   /** keys whose usage row of this writer is chained already */
   private readonly chainedUsage = new Set<string>();
@@ -157,9 +160,11 @@ export class ApiKeyRepository {
     ));
     this.keys = this.model.collection as unknown as mongo.Collection<ApiKeyDoc>;
     this.usageRows = this.usage.collection as unknown as mongo.Collection<ApiKeyUsageDoc>;
+    this.previousRows = this.previous.collection as unknown as mongo.Collection<PreviousSecretDoc>;
     this.keysByUser = new IdChain(connection, "api_keys_by_user", () => legacyRefs(connection, "api_keys", "userId"));
     this.keyByHash = new IdChain(connection, "api_keys_by_hash", () => legacyRefs(connection, "api_keys", "hash"));
     this.usageByKey = new IdChain(connection, "api_key_usage_by_key", () => legacyRefs(connection, "api_key_usage", "keyId"));
+    this.previousByKey = new IdChain(connection, "api_key_previous_secrets_by_key", () => legacyRefs(connection, "api_key_previous_secrets", "keyId"));
   }
 
   /**
@@ -169,7 +174,7 @@ export class ApiKeyRepository {
   async init(): Promise<void> {
     await this.model.init();
     await this.usage.init();
-    await Promise.all([this.keysByUser.ready(), this.keyByHash.ready(), this.usageByKey.ready()]);
+    await Promise.all([this.keysByUser.ready(), this.keyByHash.ready(), this.usageByKey.ready(), this.previousByKey.ready()]);
   }
 
   async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount" | "suspended">): Promise<ApiKeyRecord> {
@@ -210,7 +215,7 @@ export class ApiKeyRepository {
 
   /** Hashes of the key's previous secrets (to evict them with the key). */
   async previousHashes(keyId: string): Promise<string[]> {
-    return (await this.previous.find({ keyId }).lean<PreviousSecretDoc[]>().exec()).map((d) => d._id);
+    return (await findByIds(this.previousRows, await this.previousByKey.list(keyId))).map((d) => d._id);
   }
 
   /** Replaces the controls of an active key of this user; the updated record, or null when unknown or foreign. */
@@ -229,6 +234,7 @@ export class ApiKeyRepository {
   async rotate(userId: string, keyId: string, next: { hash: string; prefix: string }, graceUntil: Date): Promise<ApiKeyRecord | null | "conflict"> {
     const doc = await this.activeDoc(keyId, userId);
     if (!doc) return null;
+    await this.previousByKey.add(keyId, doc.hash);
     try {
       await this.previous.create({ _id: doc.hash, keyId, until: graceUntil });
     } catch (err) {
