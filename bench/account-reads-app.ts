@@ -19,8 +19,6 @@ const ACCOUNTS = Number(env.BENCH_ACCOUNTS ?? 10_000);
 const LARGE = Math.min(Number(env.BENCH_LARGE_ENTRIES ?? 10_000), Math.floor(ENTRIES / 4));
 const SPAN_DAYS = Number(env.BENCH_SPAN_DAYS ?? 90);
 const SAMPLES = Number(env.BENCH_SAMPLES ?? 200);
-/** the keys list still reads its whole collection (about a second at 10,000 keys here): fewer samples */
-const KEYS_SAMPLES = Number(env.BENCH_KEYS_SAMPLES ?? 30);
 /** a directory kept between runs: seeded once, measured as often as wanted */
 const DATA_DIR = env.BENCH_DATA_DIR;
 const DAY_MS = 86_400_000;
@@ -166,7 +164,7 @@ async function main(): Promise<void> {
       const cookie = (await app.context.auth.sessions.start(userId)).setCookie.split(";")[0] ?? "";
       for (const route of routes) {
         const headers: Record<string, string> = route === "/api/keys" ? { cookie } : { authorization: `Bearer ${keys[userId] ?? ""}` };
-        (results[name] as Record<string, unknown>)[route] = await measure(`${base}${route}`, headers, route === "/api/keys" ? KEYS_SAMPLES : SAMPLES);
+        (results[name] as Record<string, unknown>)[route] = await measure(`${base}${route}`, headers, SAMPLES);
       }
     }
     const entries = await db.connection.collection(LEDGER_COLLECTION).estimatedDocumentCount();

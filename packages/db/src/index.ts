@@ -1,3 +1,4 @@
 export * from "./connection";
 export * from "./ferretdb";
 export * from "./outage";
+export * from "./id-chain";

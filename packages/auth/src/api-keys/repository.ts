@@ -1,4 +1,5 @@
-import { Schema, trusted, type Connection, type Model } from "mongoose";
+import { Schema, type Connection, type Model, type mongo } from "mongoose";
+import { findByIds, IdChain, type ChainedRef } from "@gw/db";
 import { newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
 import { NO_CONTROLS, type KeyControls } from "./controls";
@@ -109,13 +110,39 @@ export interface UsageDelta {
   lastUsedAt: Date;
 }
 
-/** Persistence of API keys; returns plain records, never mongoose documents. */
+/** The documents of a collection by one field, read once by a chain's backfill. */
+async function* legacyRefs(connection: Connection, collection: string, field: string): AsyncIterable<ChainedRef> {
+  const docs = connection.collection<{ _id: string } & Record<string, unknown>>(collection).find({}, { projection: { [field]: 1 } });
+  for await (const doc of docs) {
+    const owner = doc[field];
+    if (typeof owner === "string") yield { owner, ref: doc._id };
+  }
+}
+
+/**
+ * Persistence of API keys; returns plain records, never mongoose documents. Every read and write names documents by
+ * `_id` (docs/architecture.md, "Per-account documents by `_id`"): a user's keys, a key's usage rows and the key a
+ * secret opens are found through insert-only chains (`IdChain`), each written before the document it names.
+ */
 export class ApiKeyRepository {
   private readonly model: Model<ApiKeyDoc>;
+  private readonly keys: mongo.Collection<ApiKeyDoc>;
   private readonly revocations: Model<ApiKeyRevocationDoc>;
   private readonly usage: Model<ApiKeyUsageDoc>;
+  private readonly usageRows: mongo.Collection<ApiKeyUsageDoc>;
   private readonly previous: Model<PreviousSecretDoc>;
+  private readonly previousRows: mongo.Collection<PreviousSecretDoc>;
+  /** `<userId>:<n>` → key id */
+  private readonly keysByUser: IdChain;
+  /** `<hash>:1` → the key id whose secret (current or a rotated-out one) has this hash */
+  private readonly keyByHash: IdChain;
+  /** `<keyId>:<n>` → usage row id */
+  private readonly usageByKey: IdChain;
+  /** `<keyId>:<n>` → hash of a rotated-out secret */
+  private readonly previousByKey: IdChain;
   private readonly writer = newId("w", 16);
+  /** keys whose usage row of this writer is chained already */
+  private readonly chainedUsage = new Set<string>();
 
   constructor(connection: Connection) {
     this.model = (connection.models.ApiKey as Model<ApiKeyDoc> | undefined) ?? connection.model<ApiKeyDoc>("ApiKey", apiKeySchema);
@@ -131,29 +158,50 @@ export class ApiKeyRepository {
       { _id: String, keyId: { type: String, index: true }, until: Date },
       { collection: "api_key_previous_secrets", versionKey: false },
     ));
+    this.keys = this.model.collection as unknown as mongo.Collection<ApiKeyDoc>;
+    this.usageRows = this.usage.collection as unknown as mongo.Collection<ApiKeyUsageDoc>;
+    this.previousRows = this.previous.collection as unknown as mongo.Collection<PreviousSecretDoc>;
+    this.keysByUser = new IdChain(connection, "api_keys_by_user", () => legacyRefs(connection, "api_keys", "userId"));
+    this.keyByHash = new IdChain(connection, "api_keys_by_hash", () => legacyRefs(connection, "api_keys", "hash"));
+    this.usageByKey = new IdChain(connection, "api_key_usage_by_key", () => legacyRefs(connection, "api_key_usage", "keyId"));
+    this.previousByKey = new IdChain(connection, "api_key_previous_secrets_by_key", () => legacyRefs(connection, "api_key_previous_secrets", "keyId"));
   }
 
-  /** Builds the indexes (the unique hash index above all) before the first insert. */
+  /**
+   * Builds the indexes (the unique hash index above all) before the first insert, and chains the keys and usage rows
+   * of a database written before the chains existed (once per database, at the first start of this version).
+   */
   async init(): Promise<void> {
     await this.model.init();
     await this.usage.init();
+    await Promise.all([this.keysByUser.ready(), this.keyByHash.ready(), this.usageByKey.ready(), this.previousByKey.ready()]);
   }
 
   async insert(record: Omit<ApiKeyRecord, "revokedAt" | "lastUsedAt" | "usageCount" | "suspended">): Promise<ApiKeyRecord> {
     const doc: ApiKeyDoc = { _id: record.id, userId: record.userId, name: record.name, description: record.description,
       prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0, suspended: false, ...record.controls };
+    // chained first: a crash before the key's insert leaves refs to nothing, which readers skip
+    await Promise.all([this.keysByUser.append(record.userId, record.id), this.keyByHash.append(record.hash, record.id)]);
     await this.model.create(doc);
     return toRecord(doc);
   }
 
+  /** One key by `_id`, when it is active (and this user's, when named). */
+  private async activeDoc(keyId: string, userId?: string): Promise<ApiKeyDoc | null> {
+    const doc = await this.keys.findOne({ _id: keyId });
+    return doc && doc.revokedAt == null && (userId === undefined || doc.userId === userId) ? doc : null;
+  }
+
+  /** The active key whose current secret has this hash: two `_id` lookups (a cold key on the verifier's path). */
   async findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const doc = await this.model.findOne({ hash, revokedAt: null }).lean<ApiKeyDoc>().exec();
-    return doc ? toRecord(doc) : null;
+    const keyId = await this.keyByHash.first(hash);
+    const doc = keyId === null ? null : await this.activeDoc(keyId);
+    return doc?.hash === hash ? toRecord(doc) : null;
   }
 
   /** An active key of this user (with its usage statistics); null when unknown, foreign or revoked. */
   async findActive(userId: string, keyId: string): Promise<ApiKeyRecord | null> {
-    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    const doc = await this.activeDoc(keyId, userId);
     return doc ? (await this.withUsage([doc]))[0] ?? null : null;
   }
 
@@ -161,19 +209,19 @@ export class ApiKeyRepository {
   async findByPreviousHash(hash: string): Promise<{ record: ApiKeyRecord; until: Date } | null> {
     const previous = await this.previous.findById(hash).lean<PreviousSecretDoc>().exec();
     if (!previous) return null;
-    const doc = await this.model.findOne({ _id: previous.keyId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    const doc = await this.activeDoc(previous.keyId);
     return doc ? { record: toRecord(doc), until: previous.until } : null;
   }
 
   /** Hashes of the key's previous secrets (to evict them with the key). */
   async previousHashes(keyId: string): Promise<string[]> {
-    return (await this.previous.find({ keyId }).lean<PreviousSecretDoc[]>().exec()).map((d) => d._id);
+    return (await findByIds(this.previousRows, await this.previousByKey.list(keyId))).map((d) => d._id);
   }
 
   /** Replaces the controls of an active key of this user; the updated record, or null when unknown or foreign. */
   async updateControls(userId: string, keyId: string, controls: KeyControls): Promise<ApiKeyRecord | null> {
-    const result = await this.model.updateOne({ _id: keyId, userId, revokedAt: null }, { $set: { ...controls } }).exec();
-    if (result.matchedCount === 0) return null;
+    if (!(await this.activeDoc(keyId, userId))) return null;
+    await this.model.updateOne({ _id: keyId }, { $set: { ...controls } }).exec();
     return this.findActive(userId, keyId);
   }
 
@@ -184,44 +232,52 @@ export class ApiKeyRepository {
    * conditional update).
    */
   async rotate(userId: string, keyId: string, next: { hash: string; prefix: string }, graceUntil: Date): Promise<ApiKeyRecord | null | "conflict"> {
-    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    const doc = await this.activeDoc(keyId, userId);
     if (!doc) return null;
+    await this.previousByKey.add(keyId, doc.hash);
     try {
       await this.previous.create({ _id: doc.hash, keyId, until: graceUntil });
     } catch (err) {
       if (isDuplicateKeyError(err)) return "conflict";
       throw err;
     }
-    await this.model.updateOne({ _id: keyId, revokedAt: null }, { $set: { hash: next.hash, prefix: next.prefix } }).exec();
+    await this.keyByHash.append(next.hash, keyId);
+    await this.model.updateOne({ _id: keyId }, { $set: { hash: next.hash, prefix: next.prefix } }).exec();
     return toRecord(doc);
   }
 
-  /** Active keys of a user, newest first. */
+  /** Active keys of a user (with their usage statistics), newest first. */
   async listActive(userId: string): Promise<ApiKeyRecord[]> {
-    const docs = await this.model.find({ userId, revokedAt: null }).sort({ createdAt: -1, _id: -1 }).lean<ApiKeyDoc[]>().exec();
-    return this.withUsage(docs);
+    return this.withUsage(await this.activeDocsOf(userId));
+  }
+
+  /** The user's active keys, newest first, through the user's chain. */
+  private async activeDocsOf(userId: string): Promise<ApiKeyDoc[]> {
+    const docs = await findByIds(this.keys, await this.keysByUser.list(userId));
+    return docs
+      .filter((doc) => doc.userId === userId && doc.revokedAt == null)
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
   }
 
   private async withUsage(docs: ApiKeyDoc[]): Promise<ApiKeyRecord[]> {
-    if (docs.length === 0) return [];
-    const uses = await this.usage.find({ keyId: trusted({ $in: docs.map((d) => d._id) }) }).lean<ApiKeyUsageDoc[]>().exec();
-    const records = new Map(docs.map((doc) => [doc._id, toRecord(doc)]));
-    for (const use of uses) {
-      const record = records.get(use.keyId);
-      if (!record) continue;
-      record.usageCount += use.count;
-      if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
-    }
-    return [...records.values()];
+    return Promise.all(docs.map(async (doc) => {
+      const record = toRecord(doc);
+      for (const use of await findByIds(this.usageRows, await this.usageByKey.list(doc._id))) {
+        if (use.keyId !== doc._id) continue;
+        record.usageCount += use.count;
+        if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
+      }
+      return record;
+    }));
   }
 
   /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */
   async revoke(userId: string, keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    const doc = await this.model.findOne({ _id: keyId, userId, revokedAt: null }).lean<ApiKeyDoc>().exec();
+    const doc = await this.activeDoc(keyId, userId);
     if (!doc) return null;
     // The key is revoked before the guard row is written: a crash between the two leaves a revoked key (a later
     // revoke answers 404), never an active one whose revocation is refused.
-    await this.model.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: at } }).exec();
+    await this.model.updateOne({ _id: keyId }, { $set: { revokedAt: at } }).exec();
     try {
       await this.revocations.create({ _id: keyId, revokedAt: at });
     } catch (err) {
@@ -234,17 +290,16 @@ export class ApiKeyRepository {
 
   /** Revokes every active key of a user (account deletion); returns what was revoked. */
   async revokeAllForUser(userId: string, at: Date): Promise<ApiKeyRecord[]> {
-    const docs = await this.model.find({ userId, revokedAt: null }).lean<ApiKeyDoc[]>().exec();
-    if (docs.length === 0) return [];
-    await this.model.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: at } }).exec();
+    const docs = await this.activeDocsOf(userId);
+    await Promise.all(docs.map((doc) => this.model.updateOne({ _id: doc._id }, { $set: { revokedAt: at } }).exec()));
     return docs.map((doc) => toRecord({ ...doc, revokedAt: at }));
   }
 
   /** Marks every active key of a user suspended or not (the owner's suspension); returns those keys. */
   async setSuspendedForUser(userId: string, suspended: boolean): Promise<ApiKeyRecord[]> {
-    await this.model.updateMany({ userId, revokedAt: null }, { $set: { suspended } }).exec();
-    const docs = await this.model.find({ userId, revokedAt: null }).lean<ApiKeyDoc[]>().exec();
-    return docs.map(toRecord);
+    const docs = await this.activeDocsOf(userId);
+    await Promise.all(docs.map((doc) => this.model.updateOne({ _id: doc._id }, { $set: { suspended } }).exec()));
+    return docs.map((doc) => toRecord({ ...doc, suspended }));
   }
 
   /**
@@ -252,7 +307,13 @@ export class ApiKeyRepository {
    * newer one (the list takes the latest over all rows), and must not move `last_used` back.
    */
   async addUsage(delta: UsageDelta): Promise<void> {
-    await this.usage.updateOne({ _id: `${delta.keyId}:${this.writer}` },
+    const rowId = `${delta.keyId}:${this.writer}`;
+    if (!this.chainedUsage.has(delta.keyId)) {
+      await this.usageByKey.add(delta.keyId, rowId);
+      if (this.chainedUsage.size >= 100_000) this.chainedUsage.clear(); // bounded: a forgotten key costs one more `add`
+      this.chainedUsage.add(delta.keyId);
+    }
+    await this.usage.updateOne({ _id: rowId },
       { $setOnInsert: { keyId: delta.keyId }, $inc: { count: delta.count }, $max: { lastUsedAt: delta.lastUsedAt } }, { upsert: true }).exec();
   }
 }

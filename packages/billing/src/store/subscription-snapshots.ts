@@ -1,4 +1,5 @@
-import { Schema, type Connection } from "mongoose";
+import { Schema, type Connection, type mongo } from "mongoose";
+import { findByIds, IdChain, type ChainedRef } from "@gw/db";
 import type { SubscriptionSnapshot, SubscriptionStatus } from "../subscription-state";
 import { isDuplicateKey, modelOn } from "./model";
 
@@ -31,11 +32,26 @@ export interface SubscriptionSnapshotStore {
   bySubscription(subscriptionId: string): Promise<SubscriptionSnapshot[]>;
 }
 
+/** The snapshots written before the chains existed, by one of their fields (read once by a chain's backfill). */
+async function* legacyRefs(docs: mongo.Collection<SnapshotDoc>, field: "userId" | "subscriptionId"): AsyncIterable<ChainedRef> {
+  for await (const doc of docs.find({}, { projection: { [field]: 1 } })) yield { owner: doc[field], ref: doc._id };
+}
+
+/**
+ * Snapshots are read by `_id` only, through insert-only chains of their ids per user and per subscription (`IdChain`,
+ * docs/architecture.md): on the embedded FerretDB a query by `userId` would read every user's snapshots.
+ */
 export function subscriptionSnapshotStore(connection: Connection): SubscriptionSnapshotStore {
   const model = modelOn(connection, "BillingSubscriptionSnapshot", schema);
+  const docs = model.collection as unknown as mongo.Collection<SnapshotDoc>;
+  const byUser = new IdChain(connection, "billing_subscription_snapshots_by_user", () => legacyRefs(docs, "userId"));
+  const bySubscription = new IdChain(connection, "billing_subscription_snapshots_by_subscription", () => legacyRefs(docs, "subscriptionId"));
+  const read = async (ids: string[]) => (await findByIds(docs, ids)).map(toSnapshot);
   return {
     async insert(snapshot, now) {
       const { id, ...rest } = snapshot;
+      // chained first (`add`: a retried event is chained once): a crash before the insert leaves a ref to nothing
+      await Promise.all([byUser.add(snapshot.userId, id), bySubscription.add(snapshot.subscriptionId, id)]);
       try {
         await model.create({ _id: id, ...rest, createdAt: now });
       } catch (err) {
@@ -43,10 +59,10 @@ export function subscriptionSnapshotStore(connection: Connection): SubscriptionS
       }
     },
     async byUser(userId) {
-      return (await model.find({ userId }).lean<SnapshotDoc[]>()).map(toSnapshot);
+      return (await read(await byUser.list(userId))).filter((s) => s.userId === userId);
     },
     async bySubscription(subscriptionId) {
-      return (await model.find({ subscriptionId }).lean<SnapshotDoc[]>()).map(toSnapshot);
+      return (await read(await bySubscription.list(subscriptionId))).filter((s) => s.subscriptionId === subscriptionId);
     },
   };
 }
