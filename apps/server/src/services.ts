@@ -10,10 +10,10 @@ import { ApiKeyService, localRevocationBus, redisRevocationBus } from "@gw/auth/
 import { databaseHealthCheck } from "@gw/api/status/database-check";
 import { createHealthChecks } from "@gw/api/status/health-checks";
 import { Catalog } from "@gw/api/catalog/catalog";
-import { createAuthServices } from "@gw/auth";
+import { createAuthServices, createCredentialVerifier } from "@gw/auth";
+import { createRateLimits } from "@gw/limits";
 import type { AppContext } from "./context";
 import { createSessionReader } from "./auth/session-reader";
-import { createRateLimits } from "./limits/rate-limits";
 
 export interface ServiceBase {
   config: Config;
@@ -67,6 +67,7 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
   const catalog = await Catalog.open(base.db, base.config, base.logger);
   catalog.start();
   base.onShutdown(() => catalog.stop());
+  const sessions = createSessionReader(auth, base.config.publicUrl);
   const healthChecks = createHealthChecks({ clock: base.clock });
   healthChecks.register("database", databaseHealthCheck(base.db));
   return {
@@ -77,7 +78,8 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
     apiKeys,
     limits,
     healthChecks,
-    sessions: createSessionReader(auth, base.config.publicUrl),
+    sessions,
+    credentials: createCredentialVerifier({ keys: apiKeys, session: (req) => sessions.fromRequest(req), clock: base.clock }),
     auth,
     accountHooks: auth.accountHooks,
     plans: createPlanResolver(base),
