@@ -12,11 +12,11 @@ import { databaseHealthCheck } from "@gw/api/status/database-check";
 import { createHealthChecks } from "@gw/api/status/health-checks";
 import { Catalog } from "@gw/api/catalog/catalog";
 import { AuditLog } from "@gw/api/console/audit-log";
-import { createAuthServices } from "@gw/auth";
+import { createAuthServices, createCredentialVerifier } from "@gw/auth";
+import { createRateLimits } from "@gw/limits";
 import type { AppContext } from "./context";
 import { createSessionReader } from "./auth/session-reader";
 import { accountsForBilling } from "./billing/hooks";
-import { createRateLimits } from "./limits/rate-limits";
 
 export interface ServiceBase {
   config: Config;
@@ -70,6 +70,7 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
   const catalog = await Catalog.open(base.db, base.config, base.logger);
   catalog.start();
   base.onShutdown(() => catalog.stop());
+  const sessions = createSessionReader(auth, base.config.publicUrl);
   const healthChecks = createHealthChecks({ clock: base.clock });
   healthChecks.register("database", databaseHealthCheck(base.db));
   const plans = createPlanResolver(base);
@@ -82,7 +83,8 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
     apiKeys,
     limits,
     healthChecks,
-    sessions: createSessionReader(auth, base.config.publicUrl),
+    sessions,
+    credentials: createCredentialVerifier({ keys: apiKeys, session: (req) => sessions.fromRequest(req), clock: base.clock }),
     auth,
     accountHooks: auth.accountHooks,
     plans,

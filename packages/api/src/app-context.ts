@@ -7,55 +7,14 @@ import type { Logger } from "pino";
 import type { Billing } from "@gw/billing";
 import type { Ledger } from "@gw/billing/ledger/index";
 import type { KeySpend } from "@gw/billing/key-spend/key-spend";
-import type { ApiKeyManager, KeyAccess } from "@gw/auth/api-keys/index";
-import type { LimitName } from "@gw/config";
+import type { ApiKeyManager } from "@gw/auth/api-keys/index";
 import type { HealthChecks } from "./status/health-checks";
 import type { Catalog } from "./catalog/catalog";
 import type { AuditLog } from "./console/audit-log";
-import type { AccountHooks, AuthServices } from "@gw/auth";
+import type { AccountHooks, ApiKeyVerifier, AuthServices, CredentialVerifier, Principal } from "@gw/auth";
+import type { RateLimits, RateLimitState } from "@gw/limits";
 
-/** Who is calling: resolved from an API key or a session cookie. */
-export interface Principal {
-  userId: string;
-  /** set when authenticated by API key */
-  keyId?: string;
-  /** set when authenticated by API key: its controls (CONTRACT 10) */
-  key?: KeyAccess;
-  /** set when authenticated by session cookie */
-  sessionId?: string;
-  emailVerified: boolean;
-}
-
-/** API-key verification on the hot path: in-process cache, evicted at once on revoke (and across instances via Redis). */
-export interface ApiKeyVerifier {
-  /** null when the key is missing, malformed, unknown or revoked */
-  verify(rawKey: string): Promise<Principal | null>;
-  /** counts a use; written off the request path (batched) */
-  recordUse(keyId: string): void;
-}
-
-/** Where one rate limit stands for one caller (for X-RateLimit-* headers). */
-export interface RateLimitState {
-  limit: number;
-  remaining: number;
-  /** ms epoch when the window resets */
-  resetAt: number;
-}
-
-/**
- * SPEC 8 / CONTRACT 7 limits, by the names of config.limits. Over the limit, methods throw AppError 429
- * (auth_rate_limit for register/login/reset, rate_limit_exceeded otherwise) with Retry-After and X-RateLimit-* set.
- */
-export interface RateLimits {
-  /** counts `points` (default 1) for `key` */
-  consume(name: LimitName, key: string, points?: number): Promise<RateLimitState>;
-  /** throws if `key` is already over the limit, without counting (e.g. check before a login, consume on failure) */
-  check(name: LimitName, key: string): Promise<RateLimitState>;
-  /** forgets `key`'s count (e.g. after a successful login) */
-  reset(name: LimitName, key: string): Promise<void>;
-  /** gives back one hit counted for `key` (an attempt counted before it ran that turned out not to count) */
-  refund(name: LimitName, key: string): Promise<void>;
-}
+export type { ApiKeyVerifier, Principal, RateLimits, RateLimitState };
 
 /** Reads the session cookie; throws AppError session_expired / unauthorized as CONTRACT 2 says, null when no cookie. */
 export interface SessionReader {
@@ -87,6 +46,8 @@ export interface AppContext {
   keySpend: KeySpend;
   apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;
+  /** session or API key, as every route that takes either decides it */
+  credentials: CredentialVerifier<Request>;
   plans: PlanResolver;
   /** credits, payments, subscriptions, redemption codes (packages/billing) */
   billing: Billing;

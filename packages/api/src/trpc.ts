@@ -2,11 +2,11 @@ import { initTRPC } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
 import type { LimitName } from "@gw/config";
-import { AppError, bearerToken, nestedErrorBody, textFieldError, type ErrorCode } from "@gw/shared";
+import { AppError, nestedErrorBody, textFieldError, type ErrorCode } from "@gw/shared";
 import type { Request, Response } from "express";
-import { checkKeyAccess } from "@gw/auth/api-keys/index";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { AppContext, Principal, RateLimitState } from "./app-context";
+import { setRateLimitHeaders } from "@gw/limits";
+import type { AppContext, Principal } from "./app-context";
 import { toApiError } from "./errors";
 import { clientLimitAddress } from "./client-address";
 import { isAdmin } from "./console/admins";
@@ -96,18 +96,11 @@ const plainTextInput = t.middleware(async ({ getRawInput, next }) => {
 /** No authentication. */
 export const publicProcedure = t.procedure.use(successStatus).use(plainTextInput).meta({ auth: "none" });
 
-/** The request's bearer token: undefined without an Authorization header, "" when it is not `Bearer <token>`. */
-function requestToken(req: Request): string | undefined {
-  const header = req.get("authorization");
-  if (header === undefined) return undefined;
-  return bearerToken(header) ?? "";
-}
-
 /** Session cookie only: a request carrying just an API key is refused with 401 unauthorized (SPEC 5, CONTRACT 3). */
 const requireSession = t.middleware(async ({ ctx, next }) => {
   const principal = await ctx.app.sessions.fromRequest(ctx.req);
   if (!principal) {
-    const message = requestToken(ctx.req) === undefined
+    const message = ctx.req.get("authorization") === undefined
       ? "Authentication required: log in first."
       : "This endpoint requires a logged-in session; API keys are not accepted.";
     throw new AppError("unauthorized", message);
@@ -132,21 +125,15 @@ const clearRefusedSessionCookie = t.middleware(async ({ ctx, next }) => {
 
 export const logoutProcedure = publicProcedure.use(clearRefusedSessionCookie).use(requireSession).meta({ auth: "session" });
 
+const invalidApiKey = () => new AppError("invalid_api_key", "Invalid API key.");
+
 /** API key (`Authorization: Bearer`) when the header is present, else the session cookie. */
 export const sessionOrKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = requestToken(ctx.req);
-  let principal: Principal | null;
-  if (token !== undefined) {
-    principal = token ? await ctx.app.apiKeys.verify(token) : null;
-    if (!principal) throw new AppError("invalid_api_key", "Invalid API key.");
-    // CONTRACT 10: an expired key, or one used from an address it does not allow, is refused here too
-    if (principal.key) checkKeyAccess(principal.key, ctx.app.clock.now(), ctx.req.ip);
-    if (principal.keyId) ctx.app.apiKeys.recordUse(principal.keyId);
-  } else {
-    principal = await ctx.app.sessions.fromRequest(ctx.req);
-    if (!principal) throw new AppError("unauthorized", "Authentication required: log in or send an API key.");
+  const result = await ctx.app.credentials.verify(ctx.req);
+  if (!result.ok) {
+    throw result.code === "no_credentials" ? new AppError("unauthorized", "Authentication required: log in or send an API key.") : invalidApiKey();
   }
-  return next({ ctx: { ...ctx, principal } });
+  return next({ ctx: { ...ctx, principal: result.principal } });
 }).meta({ auth: "sessionOrKey" });
 
 const requireVerifiedEmail = t.middleware(({ ctx, next }) => {
@@ -166,25 +153,17 @@ export const verifiedSessionOrKeyProcedure = sessionOrKeyProcedure.use(requireVe
  * invalid: 401 invalid_api_key) or any account that is not an admin 403 admin_required. Adds the admin's account.
  */
 export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = requestToken(ctx.req);
-  if (token !== undefined) {
-    if (!token || !(await ctx.app.apiKeys.verify(token))) throw new AppError("invalid_api_key", "Invalid API key.");
-    throw adminRequired();
-  }
-  const principal = await ctx.app.sessions.fromRequest(ctx.req);
-  if (!principal) throw new AppError("unauthorized", "Authentication required: log in first.");
+  // a key is only told valid from invalid: it is neither checked further nor counted
+  const result = await ctx.app.credentials.verify(ctx.req, { checkAccess: false, countUse: false });
+  if (!result.ok) throw result.code === "no_credentials" ? new AppError("unauthorized", "Authentication required: log in first.") : invalidApiKey();
+  const { principal } = result;
+  if (principal.keyId) throw adminRequired();
   const admin = await ctx.app.auth.users.findById(principal.userId);
   if (!admin || !isAdmin(ctx.app, admin)) throw adminRequired();
   return next({ ctx: { ...ctx, principal, admin } });
 }).meta({ auth: "admin" });
 
 const adminRequired = () => new AppError("admin_required", "This endpoint is for the gateway's admins only.");
-
-export function setRateLimitHeaders(res: Response, state: RateLimitState): void {
-  res.setHeader("X-RateLimit-Limit", String(state.limit));
-  res.setHeader("X-RateLimit-Remaining", String(state.remaining));
-  res.setHeader("X-RateLimit-Reset", String(Math.ceil(state.resetAt / 1000)));
-}
 
 /**
  * Counts the request against a SPEC 8 limit (config.limits[name]), per client IP or per authenticated user

@@ -9,3 +9,8 @@ export type { AuthenticatedSession, SessionManager } from "./sessions/session-ma
 export { MAX_PASSWORD_LENGTH } from "./passwords/policy";
 export { normalizeEmail } from "./users/email";
 export { toPublicUser, type PublicUser, type User } from "./users/user";
+export {
+  createCredentialVerifier,
+  type ApiKeyVerifier, type CredentialFailure, type CredentialRequest, type CredentialResult, type CredentialVerifier, type Principal, type VerifyOptions,
+} from "./credentials/credential-verifier";
+export { sessionPrincipal, type SessionPrincipal } from "./credentials/session-principal";

@@ -1,12 +1,11 @@
 import type { Request } from "express";
-import { readCookie, SESSION_COOKIE, type AuthServices } from "@gw/auth";
-import { AppError } from "@gw/shared";
+import { readCookie, SESSION_COOKIE, sessionPrincipal, type AuthServices } from "@gw/auth";
 import { crossSiteRefusal, STATE_CHANGING } from "../api/csrf";
 import type { Principal, SessionReader } from "../context";
 
 /**
- * The session cookie → Principal. Also applies CONTRACT 2's Origin check to cookie-authenticated state changes,
- * and sends the renewed cookie back when the session slid forward.
+ * The session cookie → Principal (@gw/auth's sessionPrincipal). Also applies CONTRACT 2's Origin check to
+ * cookie-authenticated state changes, and sends the renewed cookie back when the session slid forward.
  */
 export function createSessionReader(auth: Pick<AuthServices, "sessions" | "users">, publicUrl: string): SessionReader {
   const allowedOrigin = new URL(publicUrl).origin;
@@ -20,14 +19,10 @@ export function createSessionReader(auth: Pick<AuthServices, "sessions" | "users
     if (STATE_CHANGING.has(req.method) && origin !== undefined && origin !== allowedOrigin) {
       throw crossSiteRefusal(origin, allowedOrigin);
     }
-    const session = await auth.sessions.authenticate(cookieHeader);
+    const session = await sessionPrincipal(auth, cookieHeader);
     if (!session) return null;
-    const user = await auth.users.findById(session.userId);
-    if (!user || user.deletedAt) throw new AppError("unauthorized", "Authentication required. Please log in.");
-    // a suspension revokes every session; one that a login raced in is refused here
-    if (user.suspendedAt) throw new AppError("account_suspended", "This account is suspended. Contact the operator of this gateway.");
     if (session.setCookie && req.res && !req.res.headersSent) req.res.append("Set-Cookie", session.setCookie);
-    return { userId: user.id, sessionId: session.sessionId, emailVerified: user.emailVerified };
+    return session.principal;
   }
 
   return {

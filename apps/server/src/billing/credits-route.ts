@@ -1,9 +1,8 @@
 import type { Request, Response } from "express";
-import { setRateLimitHeaders } from "@gw/api/trpc";
+import { setRateLimitHeaders } from "@gw/limits";
 import { isAppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { sendError } from "../http/errors";
-import { principalOf } from "./principal";
 
 /**
  * GET /api/billing/credits answers errors in SPEC 7.1's flat form ({error: "Unauthorized"} / {error: "Internal server
@@ -12,9 +11,10 @@ import { principalOf } from "./principal";
  */
 export function creditsRoute(ctx: AppContext) {
   return async (req: Request, res: Response): Promise<void> => {
-    let principal;
+    let verified;
     try {
-      principal = await principalOf(ctx, req);
+      // CONTRACT 10's expiry and address checks are the model routes': this flat form has no answer for them
+      verified = await ctx.credentials.verify(req, { checkAccess: false });
     } catch (err) {
       if (isAppError(err) && err.status === 401) {
         res.status(401).json({ error: "Unauthorized" });
@@ -26,10 +26,11 @@ export function creditsRoute(ctx: AppContext) {
       res.status(500).json({ error: "Internal server error" });
       return;
     }
-    if (!principal) {
+    if (!verified.ok) {
       res.status(401).json({ error: "Unauthorized" });
       return;
     }
+    const { principal } = verified;
     try {
       setRateLimitHeaders(res, await ctx.limits.consume("credits", `user:${principal.userId}`));
     } catch (err) {

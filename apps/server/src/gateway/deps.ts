@@ -2,7 +2,7 @@ import type { ModelDefinition, ModelType } from "@gw/config";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
-import type { RequestLimits } from "./limits/request-limits";
+import type { RequestLimits } from "@gw/limits";
 
 /** What the gateway's handlers share: the app's services plus the upstream gateway. */
 export interface GatewayDeps {

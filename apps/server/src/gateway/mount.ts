@@ -1,5 +1,6 @@
 import { Router, type Express, type RequestHandler, type Response } from "express";
 import { freePlan } from "@gw/billing/catalog";
+import { RequestLimits, setRateLimitHeaders } from "@gw/limits";
 import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
@@ -14,7 +15,6 @@ import { jsonBody, jsonOrMultipartBody, multipartFileBody } from "./http/body";
 import { IdempotencyStore } from "./idempotency/idempotency-store";
 import { asksForStream, idempotency } from "./idempotency/middleware";
 import { enforceLimits } from "./limits/middleware";
-import { RequestLimits } from "./limits/request-limits";
 import { chatCompletions, completions, embeddings } from "./routes/chat";
 import { imageAGenerate, imageBGenerate } from "./routes/images";
 import { countTokens, messages, messagesApi } from "./routes/messages";
@@ -94,7 +94,7 @@ export async function mountGateway(
   const usageAuth = authenticate(ctx, { sessionOrKey: true });
   // CONTRACT 7: X-RateLimit-* on every answer of the task endpoints, a refused key's included
   const newAccountPlan = freePlan(ctx.config);
-  const unidentified = (res: Response) => res.set(limits.unidentifiedHeaders(newAccountPlan));
+  const unidentified = (res: Response) => setRateLimitHeaders(res, limits.unidentifiedState(newAccountPlan));
   const limitedAuth = authenticate(ctx, { onRefused: unidentified });
   // The key routes are the ones browser apps may call (CORS), refusals included; the usage API is not among them.
   const cors = apiCors(ctx.config.apiCorsOrigins);

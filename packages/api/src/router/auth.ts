@@ -2,10 +2,10 @@ import type { Response } from "express";
 import { z } from "zod";
 import { normalizeEmail, toPublicUser, type User } from "@gw/auth";
 import { AppError } from "@gw/shared";
-import type { RateLimitState } from "../app-context";
+import { setRateLimitHeaders, type RateLimitState } from "@gw/limits";
 import { clientLimitAddress } from "../client-address";
 import { displayName } from "../display-name";
-import { createTRPCRouter, logoutProcedure, publicProcedure, rateLimit, sessionProcedure, setRateLimitHeaders } from "../trpc";
+import { createTRPCRouter, logoutProcedure, publicProcedure, rateLimit, sessionProcedure } from "../trpc";
 
 // SPEC 4.5 / 5, CONTRACT 2. Procedures validate, call one AccountService function and shape the answer.
 // DELETE /api/auth/me and the OAuth redirects are Express routes (apps/server/src/auth).

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { RateLimitState } from "@gw/limits";
 import { AppError, type Clock } from "@gw/shared";
 import { hashPassword, verifyAgainstDummy, verifyPassword } from "../passwords/hashing";
 import { assertStrongPassword, MAX_PASSWORD_LENGTH, type PasswordRules } from "../passwords/policy";
@@ -9,7 +10,7 @@ import type { OneTimeTokens } from "../tokens/one-time-tokens";
 import type { UserRepository } from "../users/user-repository";
 import type { User } from "../users/user";
 import type { AccountHookRunner } from "./account-hooks";
-import { consumeAuthLimit, type LimitConsumer, type LimitState } from "./auth-limits";
+import { consumeAuthLimit, type LimitConsumer } from "./auth-limits";
 
 const HOUR_MS = 60 * 60 * 1000;
 const VERIFY_TTL_MS = 24 * HOUR_MS;
@@ -34,7 +35,7 @@ export interface AccountServiceDeps {
 export interface RequestOrigin {
   ip: string;
   /** told where the request's SPEC 8 limit stands once counted, so the answer can carry X-RateLimit-* */
-  onLimit?: (state: LimitState) => void;
+  onLimit?: (state: RateLimitState) => void;
 }
 
 /** The limit-reporting part of an origin, for requests limited per e-mail or account rather than per IP. */

@@ -1,6 +1,5 @@
 import type { Request, RequestHandler, Response } from "express";
-import { checkKeyAccess } from "@gw/auth/api-keys/index";
-import { AppError, bearerToken, isAppError } from "@gw/shared";
+import { AppError, isAppError } from "@gw/shared";
 import type { AppContext, Principal } from "../../context";
 import { observationOf } from "../../observability/request-observation";
 
@@ -12,23 +11,6 @@ const noCredentials = () => new AppError("unauthorized", "Authentication require
 export function principalOf(res: Response): Principal {
   const principal = (res.locals as { principal?: Principal }).principal;
   if (!principal) throw new AppError("internal_error", "request was not authenticated");
-  return principal;
-}
-
-/**
- * The dashboard's session cookie; the reader also refuses cookie-authenticated writes from another site (CONTRACT 2).
- * Only "no valid session" reads as a missing key: its other refusals (session_expired, csrf_rejected) and failures
- * (the database unreachable: 503) reach the client as they are.
- */
-async function fromSession(ctx: AppContext, req: Request, missing: () => AppError): Promise<Principal> {
-  let principal: Principal | null;
-  try {
-    principal = await ctx.sessions.fromRequest(req);
-  } catch (err) {
-    if (!isAppError(err) || err.code !== "unauthorized") throw err;
-    principal = null;
-  }
-  if (!principal) throw missing();
   return principal;
 }
 
@@ -50,18 +32,24 @@ export function authenticate(ctx: AppContext, opts: { onRefused?: (res: Response
   };
 }
 
+/**
+ * The dashboard's session reader also refuses cookie-authenticated writes from another site (CONTRACT 2). Only "no
+ * valid session" reads as a missing key: its other refusals (session_expired, csrf_rejected) and failures (the
+ * database unreachable: 503) reach the client as they are.
+ */
 async function principalFrom(ctx: AppContext, req: Request, missing: () => AppError): Promise<Principal> {
-  const header = req.get("authorization");
-  if (header === undefined) {
-    if (req.headers.cookie) return fromSession(ctx, req, missing);
-    throw missing();
+  let result;
+  try {
+    result = await ctx.credentials.verify(req);
+  } catch (err) {
+    // only the session reader refuses with `unauthorized` (a key's refusals are invalid_api_key or their own codes)
+    if (isAppError(err) && err.code === "unauthorized") throw missing();
+    throw err;
   }
-  const raw = bearerToken(header);
-  if (!raw) throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
-  const verified = await ctx.apiKeys.verify(raw);
-  if (!verified) throw invalidKey("Invalid API key: the key is unknown or revoked.");
-  // CONTRACT 10's first refusals (expired, then the client address), from the cached key: no database round trip
-  if (verified.key) checkKeyAccess(verified.key, ctx.clock.now(), req.ip);
-  if (verified.keyId) ctx.apiKeys.recordUse(verified.keyId);
-  return verified;
+  if (result.ok) return result.principal;
+  switch (result.code) {
+    case "no_credentials": throw missing();
+    case "malformed_authorization": throw invalidKey("Invalid API key: the Authorization header must be 'Bearer <API_KEY>'.");
+    case "invalid_key": throw invalidKey("Invalid API key: the key is unknown or revoked.");
+  }
 }

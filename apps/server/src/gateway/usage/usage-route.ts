@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import { setRateLimitHeaders } from "@gw/api/trpc";
+import { setRateLimitHeaders } from "@gw/limits";
 import { AppError, microsToDollars } from "@gw/shared";
 import { z } from "zod";
 import type { AppContext } from "../../context";
