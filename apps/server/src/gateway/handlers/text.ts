@@ -2,8 +2,7 @@ import type { ModelDefinition } from "@gw/config";
 import { answersNChoicesAtOnce, chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type Routed, type Served } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
-import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, dearestOf, textCost } from "../money/pricing";
-import { billed } from "./billed";
+import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, dearestOf, textCost } from "@gw/gateway";
 import type { RequestMeta } from "./request-meta";
 
 export interface TextCall {
@@ -76,11 +75,13 @@ async function billedText<R extends Routed<{ usage: { promptTokens: number; comp
   const windowTokens = budget.windowTokens ?? budget.promptTokens;
   const completionTokens = completionBudget(model, windowTokens, budget.maxTokens, budget.maxTokensParam, budget.promptParam) * (budget.candidates ?? 1);
   const worstCase = dearestOf(deps.providers.modelChain(model), (m) => textCost(m, { promptTokens: budget.promptTokens, completionTokens }));
-  return billed(deps, meta, worstCase, model.id, call, (r) => textCost(r.served.model, r.usage), (r) => ({
-    model: r.served.model.id, deployment: r.served.deploymentId, type: "text",
-    promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens,
-    outputBytes: Buffer.byteLength(outputText(r)),
-  }));
+  return deps.metering.call(meta, {
+    worstCase, model: model.id, run: call, costOf: (r) => textCost(r.served.model, r.usage), usageOf: (r) => ({
+      model: r.served.model.id, deployment: r.served.deploymentId, type: "text",
+      promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens,
+      outputBytes: Buffer.byteLength(outputText(r)),
+    }),
+  });
 }
 
 /**
@@ -160,15 +161,18 @@ export async function runEmbeddings(
     }
   }
   const worstCase = dearestOf(deps.providers.modelChain(call.model), (m) => textCost(m, { promptTokens: counted, completionTokens: 0 }));
-  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({
-    model: call.model, input: call.input, passthrough: call.passthrough, signal: meta.signal,
-  }), (r) => {
-    // A wrong answer costs nothing: thrown before the settle, so the hold is released.
-    if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
-    return textCost(r.served.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
-  }, (r) => ({
-    model: r.served.model.id, deployment: r.served.deploymentId, type: "embedding", promptTokens: r.usage.promptTokens,
-    outputBytes: r.vectors.reduce((n, v) => n + v.length * 4, 0),
-  }));
+  const { result, cost } = await deps.metering.call(meta, {
+    worstCase, model: call.model.id,
+    run: () => deps.providers.embeddings({ model: call.model, input: call.input, passthrough: call.passthrough, signal: meta.signal }),
+    costOf: (r) => {
+      // A wrong answer costs nothing: thrown before the settle, so the hold is released.
+      if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
+      return textCost(r.served.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
+    },
+    usageOf: (r) => ({
+      model: r.served.model.id, deployment: r.served.deploymentId, type: "embedding", promptTokens: r.usage.promptTokens,
+      outputBytes: r.vectors.reduce((n, v) => n + v.length * 4, 0),
+    }),
+  });
   return { vectors: result.vectors, promptTokens: result.usage.promptTokens, cost, served: result.served };
 }

@@ -4,7 +4,7 @@ import { newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
 import { admitKeyForModel } from "../limits/key-gate";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader } from "../http/answer-headers";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChatAs } from "../handlers/stream";
 import { countPromptTokens, runChat, type TextCall } from "../handlers/text";
