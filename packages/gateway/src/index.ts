@@ -7,6 +7,7 @@ export {
   AUDIO_BYTES_PER_SECOND_FLOOR, IMAGE_PART_TOKENS, MIN_BILLED_SECONDS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY,
   audioCost, billedSeconds, characterCost, dearestOf, imageCost, imageUnitPrice, textCost,
 } from "./pricing/pricing";
+export { completionBudget, completionPromptTokens, countPromptTokens, type Tokenizer } from "./pricing/text-budget";
 export { declaredAudioSeconds, heldAudioSeconds, producedAudioSeconds } from "./pricing/audio-duration";
 export { checkLocalPolicy, moderateImagePrompt, type ModerationCategory } from "./moderation/index";
 export { IdempotencyStore, type BeginResult, type StoredAnswer } from "./idempotency/idempotency-store";

@@ -1,10 +1,10 @@
 import type { Response } from "express";
-import { meteredTextStream, type EventSink, type TextStream } from "@gw/gateway";
+import { completionBudget, completionPromptTokens, countPromptTokens, meteredTextStream, type EventSink, type TextStream } from "@gw/gateway";
 import type { ChatStreamEncoder, ChatStreamEvent, TextUsage } from "@gw/providers";
 import { type AppError, microsToDollars, nestedErrorBody } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { GATEWAY_MODEL_HEADER } from "../http/answer-headers";
-import { chatRequest, completionBudget, completionPromptTokens, completionRequest, countPromptTokens, type CompletionCall, type TextCall } from "./text";
+import { chatRequest, completionRequest, type CompletionCall, type TextCall } from "./text";
 import type { RequestMeta } from "./request-meta";
 
 export interface StreamFormat {
