@@ -5,7 +5,7 @@ import { DEFAULT_PLANS } from "@gw/config";
 import { randomBase62 } from "@gw/shared";
 import { FAKE_KEYS, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { textCost } from "../src/gateway/money/pricing";
+import { textCost } from "@gw/gateway";
 import { call, RELAXED_LIMITS, uniqueEmail, verifiedUser } from "./auth-helpers";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";

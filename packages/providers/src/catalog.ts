@@ -5,15 +5,18 @@ import { microsToDollars } from "@gw/shared";
 /** A fixed creation time (2024-01-01T00:00:00Z): the catalog is configuration, not a record with a history. */
 export const CATALOG_CREATED = 1_704_067_200;
 
-/** Prices in dollars, per unit named by the key (what clients read; config keeps micro-dollars). */
-export interface PublicPricing {
-  input_per_1k_tokens?: number;
-  output_per_1k_tokens?: number;
-  image_standard?: number;
-  image_high_res?: number;
-  per_1k_characters?: number;
-  per_minute?: number;
-}
+/** The name each of the config's prices goes by where clients read it (in dollars, per the same unit). */
+const PUBLIC_PRICE_NAMES = {
+  inputPer1k: "input_per_1k_tokens",
+  outputPer1k: "output_per_1k_tokens",
+  imageStandard: "image_standard",
+  imageHighRes: "image_high_res",
+  per1kChars: "per_1k_characters",
+  perMinute: "per_minute",
+} as const satisfies Record<keyof ModelPricing, string>;
+
+/** A model's prices in dollars (what clients read; config keeps micro-dollars), derived from ModelPricing. */
+export type PublicPricing = { [K in keyof ModelPricing as (typeof PUBLIC_PRICE_NAMES)[K]]?: number };
 
 export interface ModelListEntry {
   id: string;
@@ -25,14 +28,7 @@ export interface ModelListEntry {
   pricing: PublicPricing;
 }
 
-const PRICING_FIELDS: [keyof ModelPricing, keyof PublicPricing][] = [
-  ["inputPer1k", "input_per_1k_tokens"],
-  ["outputPer1k", "output_per_1k_tokens"],
-  ["imageStandard", "image_standard"],
-  ["imageHighRes", "image_high_res"],
-  ["per1kChars", "per_1k_characters"],
-  ["perMinute", "per_minute"],
-];
+const PRICING_FIELDS = Object.entries(PUBLIC_PRICE_NAMES) as Array<[keyof ModelPricing, keyof PublicPricing]>;
 
 export function publicPricing(pricing: ModelPricing): PublicPricing {
   const out: PublicPricing = {};

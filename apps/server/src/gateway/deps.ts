@@ -1,8 +1,14 @@
 import type { ModelDefinition, ModelType } from "@gw/config";
+import type { Metering } from "@gw/gateway";
 import type { ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import type { RequestLimits } from "@gw/limits";
+import type { RequestMeta, UsageFields } from "./handlers/request-meta";
+import type { StoredUsage } from "./usage/usage-repository";
+
+/** The metered-call pipeline (@gw/gateway) over this app's requests and usage records. */
+export type GatewayMetering = Metering<RequestMeta, UsageFields, StoredUsage>;
 
 /** What the gateway's handlers share: the app's services plus the upstream gateway. */
 export interface GatewayDeps {
@@ -10,6 +16,8 @@ export interface GatewayDeps {
   providers: ProviderGateway;
   /** the plans' and keys' request limits (a key's are checked once the model is known: limits/key-gate.ts) */
   limits: RequestLimits;
+  /** hold → upstream → settle (or release) of every model call */
+  metering: GatewayMetering;
 }
 
 /** The model, or 400 unsupported_model naming the value; 503 provider_not_configured when its upstream is unset. */

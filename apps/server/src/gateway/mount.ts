@@ -1,5 +1,6 @@
 import { Router, type Express, type RequestHandler, type Response } from "express";
 import { freePlan } from "@gw/billing/catalog";
+import { IdempotencyStore, Metering, ResponseStore } from "@gw/gateway";
 import { RequestLimits, setRateLimitHeaders } from "@gw/limits";
 import { createProviderGateway } from "@gw/providers";
 import type { ProviderGateway } from "@gw/providers";
@@ -10,9 +11,9 @@ import type { DirectRoutes } from "../http/direct-routes";
 import type { MethodRules } from "../api/method-not-allowed";
 import { noStore } from "../http/no-store";
 import type { GatewayDeps } from "./deps";
+import { usageRecord } from "./handlers/request-meta";
 import { authenticate } from "./http/auth";
 import { jsonBody, jsonOrMultipartBody, multipartFileBody } from "./http/body";
-import { IdempotencyStore } from "./idempotency/idempotency-store";
 import { asksForStream, idempotency } from "./idempotency/middleware";
 import { enforceLimits } from "./limits/middleware";
 import { chatCompletions, completions, embeddings } from "./routes/chat";
@@ -22,7 +23,6 @@ import { MODEL_ENTRY_PATH, model, models } from "./routes/models";
 import { audioSpeech, audioTranscriptions, imagesGenerations, moderations } from "./routes/openai-media";
 import { createResponse, deleteResponse, getResponse } from "./routes/responses";
 import { task } from "./routes/task";
-import { ResponseStore } from "./responses/response-store";
 import { UsageRepository } from "./usage/usage-repository";
 import { usageRoute } from "./usage/usage-route";
 
@@ -75,7 +75,14 @@ export async function mountGateway(
   const usageRepo = new UsageRepository(ctx.db);
   // A slot outlives the longest upstream call, so slots of a crashed instance free themselves.
   const limits = new RequestLimits({ redis: ctx.redis, logger: ctx.logger, slotTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000, now: () => ctx.clock.now() });
-  const deps: GatewayDeps = { ctx, providers, limits };
+  const deps: GatewayDeps = {
+    ctx, providers, limits,
+    metering: new Metering({
+      ledger: ctx.ledger, logger: ctx.logger, providers,
+      usageRecord: (meta, fields) => usageRecord(deps, meta, fields),
+      stalledClientMs: () => ctx.config.upstream.requestTimeoutMs,
+    }),
+  };
   const idempotencyStore = new IdempotencyStore(ctx.db, {
     ttlMs: ctx.config.gateway.idempotencyTtlSeconds * 1000,
     pendingTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000,

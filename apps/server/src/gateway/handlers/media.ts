@@ -2,10 +2,9 @@ import type { ModelDefinition } from "@gw/config";
 import type { AudioResult, GeneratedImage, ImageRequest, TranscriptionResult, VoiceSettings } from "@gw/providers";
 import { AppError, characterCount, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
-import { moderateImagePrompt } from "../moderation/index";
-import { declaredAudioSeconds, heldAudioSeconds, producedAudioSeconds } from "../money/audio-duration";
-import { audioCost, billedSeconds, characterCost, imageCost, MIN_BILLED_SECONDS } from "../money/pricing";
-import { billed } from "./billed";
+import {
+  audioCost, billedSeconds, characterCost, declaredAudioSeconds, heldAudioSeconds, imageCost, MIN_BILLED_SECONDS, moderateImagePrompt, producedAudioSeconds,
+} from "@gw/gateway";
 import type { RequestMeta } from "./request-meta";
 
 export type ImageCall = Omit<ImageRequest, "signal">;
@@ -17,17 +16,21 @@ export async function runImages(deps: GatewayDeps, meta: RequestMeta, call: Imag
     logger: deps.ctx.logger,
   });
   const worstCase = imageCost(call.model, call.width, call.height, call.count);
-  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.generateImage({ ...call, signal: meta.signal }), (r) => {
-    if (r.images.length === 0) throw new AppError("upstream_error", "The image upstream returned no image.");
-    // Billed per image delivered, at the size actually produced.
-    return r.images.slice(0, call.count).reduce((sum, img) => sum + imageCost(call.model, img.width || call.width, img.height || call.height, 1), 0);
-  }, (r) => {
-    const delivered = r.images.slice(0, call.count);
-    return {
-      model: call.model.id, deployment: r.served.deploymentId, type: "image", images: delivered.length,
-      // the decoded size: base64's `=` padding stands for no byte
-      outputBytes: delivered.reduce((n, i) => n + (i.b64Json ? Buffer.byteLength(i.b64Json, "base64") : (i.url?.length ?? 0)), 0),
-    };
+  const { result, cost } = await deps.metering.call(meta, {
+    worstCase, model: call.model.id, run: () => deps.providers.generateImage({ ...call, signal: meta.signal }),
+    costOf: (r) => {
+      if (r.images.length === 0) throw new AppError("upstream_error", "The image upstream returned no image.");
+      // Billed per image delivered, at the size actually produced.
+      return r.images.slice(0, call.count).reduce((sum, img) => sum + imageCost(call.model, img.width || call.width, img.height || call.height, 1), 0);
+    },
+    usageOf: (r) => {
+      const delivered = r.images.slice(0, call.count);
+      return {
+        model: call.model.id, deployment: r.served.deploymentId, type: "image", images: delivered.length,
+        // the decoded size: base64's `=` padding stands for no byte
+        outputBytes: delivered.reduce((n, i) => n + (i.b64Json ? Buffer.byteLength(i.b64Json, "base64") : (i.url?.length ?? 0)), 0),
+      };
+    },
   });
   return { images: result.images.slice(0, call.count), cost };
 }
@@ -41,10 +44,14 @@ export async function runTextToSpeech(
   const price = characterCost(call.model, characters);
   // an unknown voice is a 400 whatever the balance: checked before the hold (a 402 would hide it)
   await deps.providers.checkVoice(call);
-  const { result, cost } = await billed(deps, meta, price, call.model.id, () => deps.providers.textToSpeech({ ...call, signal: meta.signal }), (r) => {
-    if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
-    return price;
-  }, (r) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "tts", characters, outputBytes: r.audio.length }));
+  const { result, cost } = await deps.metering.call(meta, {
+    worstCase: price, model: call.model.id, run: () => deps.providers.textToSpeech({ ...call, signal: meta.signal }),
+    costOf: (r) => {
+      if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
+      return price;
+    },
+    usageOf: (r) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "tts", characters, outputBytes: r.audio.length }),
+  });
   return { audio: result, cost };
 }
 
@@ -87,11 +94,15 @@ export async function runSpeechToSpeech(
     const produced = declared === undefined ? await producedAudioSeconds(converted.audio, converted.contentType, call.outputFormat) : undefined;
     return { converted, produced };
   };
-  const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, convert, ({ converted: r, produced }) => {
-    if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
-    seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? Math.min(produced ?? held, held);
-    return audioCost(call.model, seconds);
-  }, ({ converted: r }) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }));
+  const { result, cost } = await deps.metering.call(meta, {
+    worstCase: audioCost(call.model, held), model: call.model.id, run: convert,
+    costOf: ({ converted: r, produced }) => {
+      if (r.audio.length === 0) throw new AppError("upstream_error", "The speech upstream returned no audio.");
+      seconds = r.inputSeconds !== undefined && r.inputSeconds > 0 ? r.inputSeconds : declared ?? Math.min(produced ?? held, held);
+      return audioCost(call.model, seconds);
+    },
+    usageOf: ({ converted: r }) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "sts", audioSeconds: billedSeconds(seconds), outputBytes: r.audio.length }),
+  });
   return { audio: result.converted, cost, seconds };
 }
 
@@ -110,12 +121,16 @@ export async function runSpeechToText(
   const declared = await uploadSeconds(call.audio);
   const held = heldAudioSeconds(call.audio.data.length, declared);
   let seconds = 0;
-  const { result, cost } = await billed(deps, meta, audioCost(call.model, held), call.model.id, () => deps.providers.speechToText({ ...call, signal: meta.signal }), (r) => {
-    const reported = r.durationSeconds !== undefined && r.durationSeconds > 0 ? r.durationSeconds : undefined;
-    // A transcript that runs past the declared length proves the header short (truncated or forged): bill what was heard.
-    const heard = declared !== undefined && r.lastWordEndSeconds !== undefined ? Math.max(declared, r.lastWordEndSeconds) : declared ?? r.lastWordEndSeconds;
-    seconds = reported ?? heard ?? MIN_BILLED_SECONDS;
-    return audioCost(call.model, seconds);
-  }, (r) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }));
+  const { result, cost } = await deps.metering.call(meta, {
+    worstCase: audioCost(call.model, held), model: call.model.id, run: () => deps.providers.speechToText({ ...call, signal: meta.signal }),
+    costOf: (r) => {
+      const reported = r.durationSeconds !== undefined && r.durationSeconds > 0 ? r.durationSeconds : undefined;
+      // A transcript that runs past the declared length proves the header short (truncated or forged): bill what was heard.
+      const heard = declared !== undefined && r.lastWordEndSeconds !== undefined ? Math.max(declared, r.lastWordEndSeconds) : declared ?? r.lastWordEndSeconds;
+      seconds = reported ?? heard ?? MIN_BILLED_SECONDS;
+      return audioCost(call.model, seconds);
+    },
+    usageOf: (r) => ({ model: call.model.id, deployment: r.served.deploymentId, type: "stt", audioSeconds: billedSeconds(seconds), outputBytes: Buffer.byteLength(r.text) }),
+  });
   return { transcription: { ...result, durationSeconds: seconds }, cost };
 }

@@ -2,7 +2,7 @@ import type { Request, Response } from "express";
 import type { StoredUsage } from "../usage/usage-repository";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
-import type { KeyBudget } from "../money/hold";
+import type { KeyBudget } from "@gw/gateway";
 import { Cancellation, type CancelSignal } from "@gw/shared";
 import { observationOf, type RequestObservation } from "../../observability/request-observation";
 

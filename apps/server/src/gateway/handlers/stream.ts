@@ -1,13 +1,11 @@
 import type { Response } from "express";
-import type { ModelDefinition } from "@gw/config";
-import { StreamInterruptedError, deltaOutputText, withoutEcho, type ChatStreamEncoder, type ChatStreamEvent, type Served, type TextUsage } from "@gw/providers";
-import { type AppError, microsToDollars, nestedErrorBody, toAppError } from "@gw/shared";
+import { completionBudget, completionPromptTokens, countPromptTokens, meteredTextStream, type EventSink, type TextStream } from "@gw/gateway";
+import type { ChatStreamEncoder, ChatStreamEvent, TextUsage } from "@gw/providers";
+import { type AppError, microsToDollars, nestedErrorBody } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
-import { CreditHold } from "../money/hold";
-import { dearestOf, textCost } from "../money/pricing";
-import { GATEWAY_MODEL_HEADER } from "./billed";
-import { chatRequest, completionBudget, completionPromptTokens, completionRequest, countPromptTokens, type CompletionCall, type TextCall } from "./text";
-import { usageRecord, type RequestMeta } from "./request-meta";
+import { GATEWAY_MODEL_HEADER } from "../http/answer-headers";
+import { chatRequest, completionRequest, type CompletionCall, type TextCall } from "./text";
+import type { RequestMeta } from "./request-meta";
 
 export interface StreamFormat {
   /** `chat.completion.chunk` on /v1/chat/completions, `task.completion.chunk` on the task endpoint, `text_completion` on /v1/completions */
@@ -62,12 +60,12 @@ const COMPLETION_CHOICE: ChoiceShape = {
   finish: (reason) => ({ text: "", index: 0, logprobs: null, finish_reason: reason }),
 };
 
-/** Writes a stream's events to the client, paced by how fast it reads. */
-class SseWriter {
+/** Writes a stream's events to the client as server-sent events, paced by how fast it reads. */
+class SseWriter implements EventSink {
   constructor(private readonly res: Response) {}
 
-  open(headers: Record<string, string>): void {
-    setEventStreamHeaders(this.res, headers);
+  open(model: string): void {
+    setEventStreamHeaders(this.res, { [GATEWAY_MODEL_HEADER]: model });
     this.res.flushHeaders();
   }
 
@@ -177,19 +175,6 @@ class OpenAiChunkEncoder implements ChatStreamEncoder {
   }
 }
 
-/** What one streamed text call is: its model, its prompt as counted, the worst case held, and its upstream events. */
-interface TextStream {
-  model: ModelDefinition;
-  /** the gateway's count of the prompt: what a cut stream is charged for it when the upstream reported none */
-  promptTokens: number;
-  /** held before the upstream call */
-  worstCase: TextUsage;
-  /** the upstream call, made when read (after the hold) */
-  events: () => AsyncIterable<ChatStreamEvent>;
-  /** a completion's prompt that `echo: true` repeats in the text sent: a cut stream pays it as prompt, not output */
-  echoed?: string;
-}
-
 /**
  * A streamed chat answer. The status line is sent with the first output (a text or tool-call delta, not the
  * upstream's role chunk or message_start), so a failure before any output is still a plain JSON error (and costs nothing).
@@ -225,91 +210,7 @@ export async function streamCompletion(deps: GatewayDeps, meta: RequestMeta, res
   }, new OpenAiChunkEncoder(COMPLETION_CHOICE, format, call.model.id));
 }
 
-/**
- * One streamed text answer, in the encoder's events. After output began, a cut stream (client gone or upstream
- * broken) is charged for the prompt (as the upstream reported it, else counted) and the text produced so far,
- * counted with the tokenizer. The hold covers the dearest model that may serve; the charge is at the price of the one
- * that did (the first event names it, before the status line is sent).
- */
-async function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, encoder: ChatStreamEncoder): Promise<void> {
-  // A client may go as long without reading as the upstream may go without sending.
-  const stalledClientMs = deps.ctx.config.upstream.requestTimeoutMs;
-  const hold = await meta.observation.step("hold", CreditHold.open(deps.ctx.ledger, meta.userId, dearestOf(deps.providers.modelChain(stream.model), (m) => textCost(m, stream.worstCase)), {
-    requestId: meta.requestId, model: stream.model.id, endpoint: meta.endpoint, stream: true,
-  }, meta.keyBudget));
-  let model = stream.model;
-  let deployment: string | undefined;
-  const sse = new SseWriter(res);
-  let started = false;
-  let emitted = "";
-  let final: ChatDoneEvent | undefined;
-  const start = (first: ChatStreamEvent) => {
-    if (started) return;
-    started = true;
-    const served: Served | undefined = first.served;
-    if (served) {
-      model = served.model;
-      deployment = served.deploymentId;
-    }
-    sse.open({ [GATEWAY_MODEL_HEADER]: model.id });
-    sse.write(encoder.open(first));
-  };
-  // the upstream attempt lasts until its last event was read (a slow client's pace included)
-  const upstreamAt = meta.observation.upstreamStarted();
-  try {
-    for await (const event of stream.events()) {
-      start(event);
-      if (event.type === "delta") {
-        emitted += event.content + deltaOutputText(event.delta);
-        sse.write(encoder.delta(event));
-        // Not on the usual path: only when the client reads slower than the upstream writes.
-        if (sse.backedUp) await sse.drained(stalledClientMs);
-      } else {
-        final = event;
-      }
-    }
-    if (!final) throw new Error("stream ended without a final event");
-    meta.observation.upstreamEnded(model.id, upstreamAt, undefined, deployment);
-  } catch (err) {
-    meta.observation.upstreamEnded(model.id, upstreamAt, err, deployment);
-    if (!started) {
-      await hold.release().catch(() => undefined);
-      meta.observation.released();
-      throw err;
-    }
-    // Output began: charge what was produced, then tell the client (if still there) that the stream broke. The prompt
-    // is the upstream's own figure when it reported one before the cut (Anthropic does, first): that is what a
-    // finished stream is charged too, and it counts what the gateway cannot (images).
-    const reportedPrompt = err instanceof StreamInterruptedError ? err.reported.promptTokens : undefined;
-    const produced = { promptTokens: reportedPrompt ?? stream.promptTokens, completionTokens: deps.providers.countTokens(withoutEcho(emitted, stream.echoed)) };
-    const record = usageRecord(deps, meta, {
-      model: model.id, deployment, type: "text", promptTokens: produced.promptTokens,
-      completionTokens: produced.completionTokens, outputBytes: Buffer.byteLength(emitted), status: "partial",
-    });
-    const cost = await meta.observation.step("settle", hold.settle(textCost(model, produced), record));
-    meta.observation.charged(record, cost);
-    deps.ctx.logger.info({ requestId: meta.requestId, cost, aborted: meta.signal.aborted }, "stream cut after output began");
-    sse.write(encoder.cut(produced, cost, toAppError(err)));
-    sse.end();
-    return;
-  }
-  start(final);
-  // what the answer leaves behind (a stored response) is saved before its end is written, so a client that reads the
-  // end can refer to it at once
-  await encoder.complete?.(final);
-  // The usage chunk reports the charge: settled last, for the real cost, which charges the quoted amount (the writes
-  // below are synchronous, so the quote still holds at the settle) and records what the credits did not cover as
-  // `uncharged`, as a non-streamed answer's settle does. Output bytes are those of the text produced.
-  const used = textCost(model, final.usage);
-  await hold.cover(used);
-  const cost = hold.quote(used);
-  try {
-    sse.close(encoder.finish(final, cost));
-  } finally {
-    const record = usageRecord(deps, meta, {
-      model: model.id, deployment, type: "text", promptTokens: final.usage.promptTokens,
-      completionTokens: final.usage.completionTokens, outputBytes: Buffer.byteLength(emitted),
-    });
-    meta.observation.charged(record, await meta.observation.step("settle", hold.settle(used, record)));
-  }
+/** One streamed text answer, metered (hold, upstream, settle or release) and written to the client as server-sent events. */
+function streamText(deps: GatewayDeps, meta: RequestMeta, res: Response, stream: TextStream, encoder: ChatStreamEncoder): Promise<void> {
+  return meteredTextStream(deps.metering, meta, new SseWriter(res), stream, encoder);
 }

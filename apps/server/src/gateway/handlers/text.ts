@@ -1,9 +1,8 @@
 import type { ModelDefinition } from "@gw/config";
-import { answersNChoicesAtOnce, chatOutputText, countToolCallTokens, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type Routed, type Served } from "@gw/providers";
+import { answersNChoicesAtOnce, chatOutputText, type ChatMessage, type EmbeddingInput, type ChatRequest, type ChatResult, type CompletionRequest, type CompletionResult, type Routed, type Served } from "@gw/providers";
 import { AppError, invalidParameter } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
-import { IMAGE_PART_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, dearestOf, textCost } from "../money/pricing";
-import { billed } from "./billed";
+import { completionBudget, completionPromptTokens, countPromptTokens, dearestOf, textCost } from "@gw/gateway";
 import type { RequestMeta } from "./request-meta";
 
 export interface TextCall {
@@ -20,39 +19,6 @@ export interface TextCall {
   /** how many answers (chat's `n`); the hold covers them all */
   n?: number;
   passthrough?: Record<string, unknown>;
-}
-
-/**
- * The prompt as the hold sizes it: every message's text and tool-call fields, and the tool definitions the
- * request offers (sent to the model as part of its prompt). An image part counts IMAGE_PART_TOKENS, the least an
- * image costs; other parts (audio, files) count nothing here. The upstream's reported usage settles them all.
- */
-export function countPromptTokens(deps: GatewayDeps, call: Pick<TextCall, "messages" | "passthrough">): number {
-  let tokens = TOKENS_PER_REPLY;
-  for (const m of call.messages) {
-    tokens += TOKENS_PER_MESSAGE + deps.providers.countTokens(m.content) + (m.toolCalls || m.toolCallId || m.name ? countToolCallTokens(m) : 0);
-    for (const part of m.parts ?? []) if (part.type === "image_url") tokens += IMAGE_PART_TOKENS;
-  }
-  const tools = call.passthrough?.tools ?? call.passthrough?.functions;
-  if (tools !== undefined) tokens += deps.providers.countTokens(JSON.stringify(tools));
-  return tokens;
-}
-
-/**
- * The completion budget: `max_tokens` (at most the model's cap) or the cap itself, within the context window.
- * `promptParam` is the field holding the prompt, named when the prompt alone overflows the window.
- */
-export function completionBudget(model: ModelDefinition, promptTokens: number, maxTokens: number | undefined, param = "max_tokens", promptParam = "messages"): number {
-  const cap = model.maxOutputTokens ?? 4096;
-  if (maxTokens !== undefined && maxTokens > cap) throw invalidParameter(param, `must be at most ${cap} for model '${model.id}'`);
-  const window = model.contextWindow;
-  if (window !== undefined && promptTokens >= window) {
-    throw invalidParameter(promptParam, `the prompt has about ${promptTokens} tokens, more than the ${window}-token context window of '${model.id}'`);
-  }
-  if (window !== undefined && maxTokens !== undefined && promptTokens + maxTokens > window) {
-    throw invalidParameter(param, `prompt (about ${promptTokens} tokens) plus ${param} exceeds the ${window}-token context window of '${model.id}'`);
-  }
-  return maxTokens ?? (window !== undefined ? Math.min(cap, window - promptTokens) : cap);
 }
 
 export interface TextAnswer {
@@ -76,11 +42,13 @@ async function billedText<R extends Routed<{ usage: { promptTokens: number; comp
   const windowTokens = budget.windowTokens ?? budget.promptTokens;
   const completionTokens = completionBudget(model, windowTokens, budget.maxTokens, budget.maxTokensParam, budget.promptParam) * (budget.candidates ?? 1);
   const worstCase = dearestOf(deps.providers.modelChain(model), (m) => textCost(m, { promptTokens: budget.promptTokens, completionTokens }));
-  return billed(deps, meta, worstCase, model.id, call, (r) => textCost(r.served.model, r.usage), (r) => ({
-    model: r.served.model.id, deployment: r.served.deploymentId, type: "text",
-    promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens,
-    outputBytes: Buffer.byteLength(outputText(r)),
-  }));
+  return deps.metering.call(meta, {
+    worstCase, model: model.id, run: call, costOf: (r) => textCost(r.served.model, r.usage), usageOf: (r) => ({
+      model: r.served.model.id, deployment: r.served.deploymentId, type: "text",
+      promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens,
+      outputBytes: Buffer.byteLength(outputText(r)),
+    }),
+  });
 }
 
 /**
@@ -122,16 +90,6 @@ export interface CompletionCall {
   passthrough?: Record<string, unknown>;
 }
 
-/**
- * A completions prompt, tokenized once (it may be a megabyte), its `suffix` included (the upstream's prompt tokens
- * count it too): `tokens` alone for the context window (the completions API has no framing, so `max_tokens` =
- * window - prompt fits there) and a cut stream's charge; `held`, with the reply's framing as slack, for the hold.
- */
-export function completionPromptTokens(deps: Pick<GatewayDeps, "providers">, prompt: string, suffix?: string): { tokens: number; held: number } {
-  const tokens = deps.providers.countTokens(prompt) + (suffix ? deps.providers.countTokens(suffix) : 0);
-  return { tokens, held: tokens + TOKENS_PER_REPLY };
-}
-
 export function completionRequest(call: CompletionCall, meta: RequestMeta): CompletionRequest {
   return { model: call.model, prompt: call.prompt, maxTokens: call.maxTokens, temperature: call.temperature, passthrough: call.passthrough, signal: meta.signal };
 }
@@ -160,15 +118,18 @@ export async function runEmbeddings(
     }
   }
   const worstCase = dearestOf(deps.providers.modelChain(call.model), (m) => textCost(m, { promptTokens: counted, completionTokens: 0 }));
-  const { result, cost } = await billed(deps, meta, worstCase, call.model.id, () => deps.providers.embeddings({
-    model: call.model, input: call.input, passthrough: call.passthrough, signal: meta.signal,
-  }), (r) => {
-    // A wrong answer costs nothing: thrown before the settle, so the hold is released.
-    if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
-    return textCost(r.served.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
-  }, (r) => ({
-    model: r.served.model.id, deployment: r.served.deploymentId, type: "embedding", promptTokens: r.usage.promptTokens,
-    outputBytes: r.vectors.reduce((n, v) => n + v.length * 4, 0),
-  }));
+  const { result, cost } = await deps.metering.call(meta, {
+    worstCase, model: call.model.id,
+    run: () => deps.providers.embeddings({ model: call.model, input: call.input, passthrough: call.passthrough, signal: meta.signal }),
+    costOf: (r) => {
+      // A wrong answer costs nothing: thrown before the settle, so the hold is released.
+      if (r.vectors.length !== call.input.length) throw new AppError("upstream_error", "The upstream returned a wrong number of embeddings.");
+      return textCost(r.served.model, { promptTokens: r.usage.promptTokens, completionTokens: 0 });
+    },
+    usageOf: (r) => ({
+      model: r.served.model.id, deployment: r.served.deploymentId, type: "embedding", promptTokens: r.usage.promptTokens,
+      outputBytes: r.vectors.reduce((n, v) => n + v.length * 4, 0),
+    }),
+  });
   return { vectors: result.vectors, promptTokens: result.usage.promptTokens, cost, served: result.served };
 }

@@ -5,7 +5,7 @@ import { AppError } from "@gw/shared";
 import type { Logger } from "pino";
 import { principalOf } from "../http/auth";
 import { CLOSING_EVENTS, DONE_EVENT, setEventStreamHeaders } from "../handlers/stream";
-import type { IdempotencyStore, StoredAnswer } from "./idempotency-store";
+import type { IdempotencyStore, StoredAnswer } from "@gw/gateway";
 
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 /** Headers replayed with a stored answer. */

@@ -4,7 +4,7 @@ import type { GatewayDeps } from "../deps";
 import { resolveModel, requireConfigured } from "../deps";
 import { admitKeyForModel } from "../limits/key-gate";
 import { parseOrThrow, requireObject } from "../http/validate";
-import { setCostHeader, setServedHeader } from "../handlers/billed";
+import { setCostHeader, setServedHeader } from "../http/answer-headers";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChat, streamCompletion } from "../handlers/stream";
 import { runChat, runCompletion, runEmbeddings } from "../handlers/text";

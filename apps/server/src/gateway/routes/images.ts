@@ -6,7 +6,7 @@ import { AppError, invalidParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured } from "../deps";
 import { admitKeyForModel } from "../limits/key-gate";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader } from "../http/answer-headers";
 import { runImages } from "../handlers/media";
 import { requestMeta } from "../handlers/request-meta";
 import { parseOrThrow, requireObject } from "../http/validate";

@@ -1,13 +1,14 @@
 import type { Request, RequestHandler, Response } from "express";
 import { chatToMessage, countTokensApiBody, messagesApiBody, messagesErrorBody, messagesToChat, MessagesStreamEncoder } from "@gw/providers";
+import { countPromptTokens } from "@gw/gateway";
 import { newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
 import { admitKeyForModel } from "../limits/key-gate";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader } from "../http/answer-headers";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChatAs } from "../handlers/stream";
-import { countPromptTokens, runChat, type TextCall } from "../handlers/text";
+import { runChat, type TextCall } from "../handlers/text";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { modelField } from "./chat";
 

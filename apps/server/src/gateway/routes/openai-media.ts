@@ -6,12 +6,12 @@ import { AppError, invalidParameter, randomBase62 } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
 import { admitKeyForModel } from "../limits/key-gate";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader } from "../http/answer-headers";
 import { runImages, runSpeechToText, runTextToSpeech } from "../handlers/media";
 import { requestMeta } from "../handlers/request-meta";
 import { parseOrThrow, requireObject } from "../http/validate";
 import { sendRaw } from "../idempotency/middleware";
-import { checkLocalPolicy, type ModerationCategory } from "../moderation/index";
+import { checkLocalPolicy, type ModerationCategory } from "@gw/gateway";
 import { IMAGE_MAX_SIDE, IMAGE_MIN_SIDE } from "../schemas/task";
 import {
   imageGenerationBody, moderationBody, speechBody, transcriptionFields, type ModerationBody, type SpeechFormat,

@@ -4,13 +4,13 @@ import { newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
 import { admitKeyForModel } from "../limits/key-gate";
-import { setCostHeader } from "../handlers/billed";
+import { setCostHeader } from "../http/answer-headers";
 import { requestMeta } from "../handlers/request-meta";
 import { streamChatAs } from "../handlers/stream";
 import { runChat, type TextCall } from "../handlers/text";
 import { principalOf } from "../http/auth";
 import { parseOrThrow, requireObject } from "../http/validate";
-import type { ResponseStore } from "../responses/response-store";
+import type { ResponseStore } from "@gw/gateway";
 import { modelField } from "./chat";
 import { unixSeconds } from "./shapes";
 

@@ -3,7 +3,7 @@ import type { ModelDefinition } from "@gw/config";
 import { AppError, invalidParameter, missingParameter, newId } from "@gw/shared";
 import type { GatewayDeps } from "../deps";
 import { requireConfigured, resolveModel } from "../deps";
-import { setCostHeader, setServedHeader } from "../handlers/billed";
+import { setCostHeader, setServedHeader } from "../http/answer-headers";
 import { runImages, runSpeechToSpeech, runSpeechToText, runTextToSpeech, type UploadedAudio } from "../handlers/media";
 import { requestMeta, type RequestMeta } from "../handlers/request-meta";
 import { streamChat } from "../handlers/stream";

@@ -1,6 +1,6 @@
 import type { ProviderGateway } from "@gw/providers";
 import { describe, expect, it, vi } from "vitest";
-import { completionPromptTokens } from "./text";
+import { completionPromptTokens } from "./text-budget";
 
 describe("completionPromptTokens", () => {
   it("tokenizes the prompt once for both the window check and the hold (a prompt may be a megabyte)", () => {

@@ -1,8 +1,8 @@
+import type { Ledger } from "@gw/billing";
 import type { KeyLimit, KeySpend } from "@gw/billing/key-spend/key-spend";
-import type { Ledger } from "@gw/billing/ledger/index";
 import { AppError, microsToDollars, newId } from "@gw/shared";
 
-/** The spend limit of the request's API key (CONTRACT 10), held beside the credits: see RequestMeta.keyBudget. */
+/** The spend limit of the request's API key (CONTRACT 10), held beside the credits: see MeteredRequest.keyBudget. */
 export interface KeyBudget {
   spend: KeySpend;
   limit: KeyLimit;

@@ -1,11 +1,7 @@
 // CONTRACT 6: prices are data on the model (integer micro-dollars); these turn usage into a cost.
 // Every result is a whole number of micro-dollars, rounded up so a fraction is never given away.
 import type { ModelDefinition } from "@gw/config";
-
-export interface TextUsage {
-  promptTokens: number;
-  completionTokens: number;
-}
+import type { TextUsage } from "@gw/providers";
 
 const per1k = (units: number, pricePer1k = 0): number => Math.ceil((units * pricePer1k) / 1000);
 
@@ -46,7 +42,7 @@ export function audioCost(model: ModelDefinition, seconds: number): number {
 }
 
 /**
- * Worst-case duration of an upload whose container declares none (money/audio-duration.ts): 2,000 bytes per second
+ * Worst-case duration of an upload whose container declares none (audio-duration.ts): 2,000 bytes per second
  * (16 kbit/s, below any speech codec the upstream accepts at usable quality).
  */
 export const AUDIO_BYTES_PER_SECOND_FLOOR = 2_000;
