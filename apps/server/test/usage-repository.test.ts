@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createLedger, LEDGER_COLLECTION, type Ledger } from "@gw/billing/ledger/index";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
-import { USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "../src/gateway/usage/usage-repository";
+import { USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 
 const DAY_MS = 86_400_000;
 const START = Date.parse("2026-03-01T22:00:00Z");

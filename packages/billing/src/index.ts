@@ -12,3 +12,4 @@ export { createPlanResolver } from "./plan-resolver";
 export { createStripeClient } from "./stripe/client";
 export { adjustCredits, type AdjustmentResult } from "./adjustments";
 export { redemptions, type NewRedemptionCode, type RedeemResult, type RedemptionCodeView } from "./redemptions/service";
+export * from "./usage/index";

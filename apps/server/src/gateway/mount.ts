@@ -23,7 +23,7 @@ import { audioSpeech, audioTranscriptions, imagesGenerations, moderations } from
 import { createResponse, deleteResponse, getResponse } from "./routes/responses";
 import { task } from "./routes/task";
 import { ResponseStore } from "./responses/response-store";
-import { UsageRepository } from "./usage/usage-repository";
+import { UsageRepository } from "@gw/billing";
 import { usageRoute } from "./usage/usage-route";
 
 /**

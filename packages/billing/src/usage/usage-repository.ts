@@ -2,61 +2,11 @@
 // entry (the charge), so a request costs the database one document, written in the ledger's batched flush. This
 // module reads them back for GET /api/usage, walking the user's chain backwards by `_id` (see ChainReader): the
 // embedded database answers any other filter by reading every user's entries.
-import { ChainReader, LEDGER_COLLECTION } from "@gw/billing/ledger/index";
 import type { Database } from "@gw/db";
 import type { mongo } from "mongoose";
-
-export type UsageType = "text" | "embedding" | "image" | "tts" | "sts" | "stt";
-
-/**
- * What a settle entry's `meta` holds: one successful (or partly delivered) request. Counters that are 0 and a
- * `success` status are left out: the embedded database's cost per write grows with the number of values, and most
- * counters are 0 for any one modality. (A type, not an interface, so that it is a `Record<string, unknown>`.)
- */
-export type StoredUsage = {
-  requestId: string;
-  keyId?: string;
-  endpoint: string;
-  model: string;
-  /** CONTRACT 13: the deployment of `model` that served (`default` for a model without a deployments list) */
-  deployment?: string;
-  type: UsageType;
-  promptTokens?: number;
-  completionTokens?: number;
-  characters?: number;
-  audioSeconds?: number;
-  images?: number;
-  processingMs: number;
-  outputBytes: number;
-  /** `partial`: a stream cut after output began, charged for what was produced */
-  status?: "partial";
-  /** when the request finished (the entry itself is written up to a flush interval later) */
-  createdAt: Date;
-};
-
-/** One usage record as the API shows it. Money in micro-dollars. */
-export interface UsageRecord {
-  /** the request's hold id, which its settle entry carries */
-  id: string;
-  userId: string;
-  requestId: string;
-  keyId?: string;
-  endpoint: string;
-  model: string;
-  deployment?: string;
-  type: UsageType;
-  promptTokens: number;
-  completionTokens: number;
-  characters: number;
-  audioSeconds: number;
-  images: number;
-  processingMs: number;
-  outputBytes: number;
-  /** the charge: the settle entry's `cost` */
-  costMicros: number;
-  status: "success" | "partial";
-  createdAt: Date;
-}
+import { ChainReader } from "../ledger/chain-reader";
+import { LEDGER_COLLECTION } from "../ledger/repository";
+import type { StoredUsage, UsageRecord } from "./record";
 
 /**
  * How far one instance's clock may be ahead of another's. An entry's `createdAt` is when its instance wrote it, after
