@@ -5,7 +5,6 @@
 import type { Database } from "@gw/db";
 import type { mongo } from "mongoose";
 import { ChainReader } from "../ledger/chain-reader";
-import { LEDGER_COLLECTION } from "../ledger/repository";
 import type { StoredUsage, UsageRecord } from "./record";
 
 /**
@@ -175,14 +174,12 @@ const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err
 
 export class UsageRepository {
   private readonly reader: ChainReader;
-  private readonly collection: mongo.Collection<SettleDoc>;
   private readonly blocks: mongo.Collection<UsageBlockDoc>;
   /** scans in progress, shared by a page and its totals (asked at once) */
   private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
 
   constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
     this.reader = new ChainReader(db);
-    this.collection = db.connection.collection<SettleDoc>(LEDGER_COLLECTION);
     this.blocks = db.connection.collection<UsageBlockDoc>(USAGE_BLOCKS_COLLECTION);
   }
 
@@ -343,31 +340,29 @@ export class UsageRepository {
   }
 
   /**
-   * Every record of the range, newest first, read through a cursor in batches: a year of records streams in bounded
-   * memory (GET /api/usage?format=csv). A query by field rather than a walk by `_id`: a walk's order is the chain's,
-   * which the CSV's order by request time would have to hold in memory to sort.
+   * Every record of the range, newest first, in bounded memory (GET /api/usage?format=csv): the chain is walked back
+   * by `_id` in batches of `batchSize` positions. A record's request time is at most its entry's write time, and an
+   * entry further back was written at most CLOCK_SKEW_MS after any entry already read: so a record newer than the
+   * oldest write time read plus that skew can come after no record still unread, and is yielded in order.
    */
-  async *stream(q: UsageFilter, batchSize = 500): AsyncGenerator<UsageRecord> {
-    const filter = {
-      userId: q.userId,
-      kind: "settle",
-      "meta.createdAt": { $gte: q.from, $lt: q.to },
-      ...(q.model ? { "meta.model": q.model } : {}),
-      ...(q.keyId ? { "meta.keyId": q.keyId } : {}),
-      ...(q.endpoint ? { "meta.endpoint": q.endpoint } : {}),
-      // a success is stored without a status (see StoredUsage)
-      ...(q.status === "partial" ? { "meta.status": "partial" } : q.status === "success" ? { "meta.status": { $ne: "partial" } } : {}),
-    };
-    const cursor = this.collection.find(filter, { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
-      .sort({ "meta.createdAt": -1, _id: -1 }).batchSize(batchSize);
-    try {
-      for await (const doc of cursor) {
-        const record = toRecord(doc as SettleDoc);
-        if (record) yield record;
+  async *stream(q: UsageFilter, batchSize = 256): AsyncGenerator<UsageRecord> {
+    const head = await this.reader.head(q.userId);
+    const stopBefore = q.from.getTime() - CLOCK_SKEW_MS;
+    let waiting: SettleDoc[] = [];
+    let oldestWrite = Infinity;
+    for (let top = head?.seq ?? 0; top >= 1 && oldestWrite >= stopBefore; top -= batchSize) {
+      for (const doc of await this.read(q.userId, Math.max(1, top - batchSize + 1), top)) {
+        oldestWrite = Math.min(oldestWrite, doc.createdAt.getTime());
+        if (this.matches(doc, q)) waiting.push(doc);
       }
-    } finally {
-      await cursor.close();
+      waiting.sort(newestFirst);
+      const bound = oldestWrite + CLOCK_SKEW_MS;
+      const ready = waiting.findIndex((doc) => (doc.meta?.createdAt.getTime() ?? 0) <= bound);
+      const now = ready < 0 ? waiting : waiting.slice(0, ready);
+      waiting = ready < 0 ? [] : waiting.slice(ready);
+      yield* now.map(toRecord).filter((r): r is UsageRecord => r !== undefined);
     }
+    yield* waiting.map(toRecord).filter((r): r is UsageRecord => r !== undefined);
   }
 
   async list(q: UsageQuery): Promise<{ records: UsageRecord[]; total: number }> {
