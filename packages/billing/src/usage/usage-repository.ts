@@ -102,6 +102,16 @@ interface UsageBlockDoc {
   rows: UsageTotalsRow[];
 }
 
+/**
+ * The usage records of one block of the smallest level (`r2:<userId>:<size>:<block>`, beside the summaries): a page, or
+ * a block the range's start cuts, reads them at once rather than the block's entries one by one. Written, and
+ * computed again when missing, like a summary.
+ */
+interface UsageRecordsDoc {
+  _id: string;
+  records: SettleDoc[];
+}
+
 export const USAGE_BLOCKS_COLLECTION = "ledger_usage_blocks";
 /** positions per usage block of the smallest level; a block of the next level holds this many of the one below */
 export const USAGE_BLOCK_SIZE = 64;
@@ -175,12 +185,14 @@ const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err
 export class UsageRepository {
   private readonly reader: ChainReader;
   private readonly blocks: mongo.Collection<UsageBlockDoc>;
+  private readonly blockRecords: mongo.Collection<UsageRecordsDoc>;
   /** scans in progress, shared by a page and its totals (asked at once) */
   private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
 
   constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
     this.reader = new ChainReader(db);
     this.blocks = db.connection.collection<UsageBlockDoc>(USAGE_BLOCKS_COLLECTION);
+    this.blockRecords = db.connection.collection<UsageRecordsDoc>(USAGE_BLOCKS_COLLECTION);
   }
 
   /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none) in the query. */
@@ -239,6 +251,22 @@ export class UsageRepository {
       // one the walk does not reach must not fail the process when it fails: one it reaches is computed again
       if (!stored.has(id)) stored.set(id, this.blocks.findOne({ _id: id }).catch(() => null));
     }
+  }
+
+  /** A full block of the smallest level: its usage records, stored (one read), or its entries read and the records stored. */
+  private async recordsOf(userId: string, index: number): Promise<SettleDoc[]> {
+    const id = `r2:${userId}:${this.size(0)}:${index.toString().padStart(12, "0")}`;
+    const stored = await this.blockRecords.findOne({ _id: id });
+    if (stored) return stored.records;
+    const entries = await this.read(userId, index * this.size(0) + 1, (index + 1) * this.size(0));
+    const records = entries.filter((doc) => doc.kind === "settle" && doc.meta)
+      .map(({ _id, userId: user, kind, createdAt, holdId, cost, meta }) => ({ _id, userId: user, kind, createdAt, holdId, cost, meta }));
+    try {
+      await this.blockRecords.insertOne({ _id: id, records });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    return entries;
   }
 
   private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>): Promise<{ summary: UsageBlockDoc; entries?: SettleDoc[] }> {
@@ -301,8 +329,7 @@ export class UsageRepository {
         return false;
       }
       if (level === 0) {
-        const size = this.size(0);
-        for (const doc of entries ?? await this.read(q.userId, index * size + 1, (index + 1) * size)) visit(doc);
+        for (const doc of entries ?? await this.recordsOf(q.userId, index)) visit(doc);
         return stopped;
       }
       this.prefetch(prefetched, q.userId, level - 1, index * this.blockSize, (index + 1) * this.blockSize - 1);
