@@ -1,11 +1,11 @@
-// GET /api/usage's reads walk one user's chain by `_id`: the same records and totals as a query over the whole ledger
+// GET /api/usage's reads (list, totals and the CSV's stream) walk one user's chain by `_id`: the same records and totals as a query over the whole ledger
 // (the brute force), for two instances writing at once, any range, model, key, endpoint and status, and no filter but `_id` equality.
 import { Collection } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { createLedger, LEDGER_COLLECTION, type Ledger } from "@gw/billing/ledger/index";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
-import { USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "../src/gateway/usage/usage-repository";
+import { USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 
 const DAY_MS = 86_400_000;
 const START = Date.parse("2026-03-01T22:00:00Z");
@@ -98,6 +98,18 @@ describe("usage reads by _id", () => {
     expect((await bruteForce(ranges[0] as Omit<UsageQuery, "skip" | "limit">)).length).toBe(12 * 9);
   }, 120_000);
 
+  it("streams (the CSV) the same records, in the same order, as a query, whatever the positions read at once", async () => {
+    const repo = new UsageRepository(db);
+    for (const range of ranges) {
+      const truth = (await bruteForce(range)).map((d) => d.meta?.requestId);
+      for (const batch of [5, 256]) {
+        const streamed: string[] = [];
+        for await (const record of repo.stream(range, batch)) streamed.push(record.requestId);
+        expect(streamed).toEqual(truth);
+      }
+    }
+  }, 120_000);
+
   it("a block summary deleted (or never written) is computed again from the entries", async () => {
     const repo = new UsageRepository(db, 6);
     const range = ranges[0] as Omit<UsageQuery, "skip" | "limit">;
@@ -125,6 +137,7 @@ describe("usage reads by _id", () => {
     try {
       const range = ranges[0] as Omit<UsageQuery, "skip" | "limit">;
       await Promise.all([repo.list({ ...range, skip: 0, limit: 50 }), repo.totals(range)]);
+      for await (const record of repo.stream(range, 5)) expect(record.userId).toBe("u");
     } finally {
       for (const spy of spies) spy.mockRestore();
     }

@@ -11,3 +11,4 @@ export { createPlanResolver } from "./plan-resolver";
 export { createStripeClient } from "./stripe/client";
 export type { AdjustmentResult } from "./adjustments";
 export type { NewRedemptionCode, RedeemResult, RedemptionCodeView, Redemptions } from "./redemptions/service";
+export * from "./usage/index";

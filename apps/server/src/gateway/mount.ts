@@ -23,7 +23,7 @@ import { MODEL_ENTRY_PATH, model, models } from "./routes/models";
 import { audioSpeech, audioTranscriptions, imagesGenerations, moderations } from "./routes/openai-media";
 import { createResponse, deleteResponse, getResponse } from "./routes/responses";
 import { task } from "./routes/task";
-import { UsageRepository } from "./usage/usage-repository";
+import { UsageRepository } from "@gw/billing";
 import { usageRoute } from "./usage/usage-route";
 
 /**

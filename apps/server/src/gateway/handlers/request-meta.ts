@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import type { StoredUsage } from "../usage/usage-repository";
+import type { StoredUsage } from "@gw/billing";
 import { principalOf } from "../http/auth";
 import type { GatewayDeps } from "../deps";
 import type { KeyBudget } from "@gw/gateway";

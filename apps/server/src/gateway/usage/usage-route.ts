@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import { principalOf } from "../http/auth";
 import { parseOrThrow } from "../http/validate";
 import { streamCsv } from "./csv";
-import type { UsageRecord, UsageRepository, UsageTotalsRow } from "./usage-repository";
+import type { UsageRecord, UsageRepository, UsageTotalsRow } from "@gw/billing";
 
 const DAY_MS = 86_400_000;
 const MAX_RANGE_DAYS = 366;

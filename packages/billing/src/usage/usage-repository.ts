@@ -2,61 +2,10 @@
 // entry (the charge), so a request costs the database one document, written in the ledger's batched flush. This
 // module reads them back for GET /api/usage, walking the user's chain backwards by `_id` (see ChainReader): the
 // embedded database answers any other filter by reading every user's entries.
-import { ChainReader, LEDGER_COLLECTION } from "@gw/billing/ledger/index";
 import type { Database } from "@gw/db";
 import type { mongo } from "mongoose";
-
-export type UsageType = "text" | "embedding" | "image" | "tts" | "sts" | "stt";
-
-/**
- * What a settle entry's `meta` holds: one successful (or partly delivered) request. Counters that are 0 and a
- * `success` status are left out: the embedded database's cost per write grows with the number of values, and most
- * counters are 0 for any one modality. (A type, not an interface, so that it is a `Record<string, unknown>`.)
- */
-export type StoredUsage = {
-  requestId: string;
-  keyId?: string;
-  endpoint: string;
-  model: string;
-  /** CONTRACT 13: the deployment of `model` that served (`default` for a model without a deployments list) */
-  deployment?: string;
-  type: UsageType;
-  promptTokens?: number;
-  completionTokens?: number;
-  characters?: number;
-  audioSeconds?: number;
-  images?: number;
-  processingMs: number;
-  outputBytes: number;
-  /** `partial`: a stream cut after output began, charged for what was produced */
-  status?: "partial";
-  /** when the request finished (the entry itself is written up to a flush interval later) */
-  createdAt: Date;
-};
-
-/** One usage record as the API shows it. Money in micro-dollars. */
-export interface UsageRecord {
-  /** the request's hold id, which its settle entry carries */
-  id: string;
-  userId: string;
-  requestId: string;
-  keyId?: string;
-  endpoint: string;
-  model: string;
-  deployment?: string;
-  type: UsageType;
-  promptTokens: number;
-  completionTokens: number;
-  characters: number;
-  audioSeconds: number;
-  images: number;
-  processingMs: number;
-  outputBytes: number;
-  /** the charge: the settle entry's `cost` */
-  costMicros: number;
-  status: "success" | "partial";
-  createdAt: Date;
-}
+import { ChainReader } from "../ledger/chain-reader";
+import type { StoredUsage, UsageRecord } from "./record";
 
 /**
  * How far one instance's clock may be ahead of another's. An entry's `createdAt` is when its instance wrote it, after
@@ -153,6 +102,16 @@ interface UsageBlockDoc {
   rows: UsageTotalsRow[];
 }
 
+/**
+ * The usage records of one block of the smallest level (`r2:<userId>:<size>:<block>`, beside the summaries): a page, or
+ * a block the range's start cuts, reads them at once rather than the block's entries one by one. Written, and
+ * computed again when missing, like a summary.
+ */
+interface UsageRecordsDoc {
+  _id: string;
+  records: SettleDoc[];
+}
+
 export const USAGE_BLOCKS_COLLECTION = "ledger_usage_blocks";
 /** positions per usage block of the smallest level; a block of the next level holds this many of the one below */
 export const USAGE_BLOCK_SIZE = 64;
@@ -225,15 +184,15 @@ const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err
 
 export class UsageRepository {
   private readonly reader: ChainReader;
-  private readonly collection: mongo.Collection<SettleDoc>;
   private readonly blocks: mongo.Collection<UsageBlockDoc>;
+  private readonly blockRecords: mongo.Collection<UsageRecordsDoc>;
   /** scans in progress, shared by a page and its totals (asked at once) */
   private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
 
   constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
     this.reader = new ChainReader(db);
-    this.collection = db.connection.collection<SettleDoc>(LEDGER_COLLECTION);
     this.blocks = db.connection.collection<UsageBlockDoc>(USAGE_BLOCKS_COLLECTION);
+    this.blockRecords = db.connection.collection<UsageRecordsDoc>(USAGE_BLOCKS_COLLECTION);
   }
 
   /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none) in the query. */
@@ -292,6 +251,22 @@ export class UsageRepository {
       // one the walk does not reach must not fail the process when it fails: one it reaches is computed again
       if (!stored.has(id)) stored.set(id, this.blocks.findOne({ _id: id }).catch(() => null));
     }
+  }
+
+  /** A full block of the smallest level: its usage records, stored (one read), or its entries read and the records stored. */
+  private async recordsOf(userId: string, index: number): Promise<SettleDoc[]> {
+    const id = `r2:${userId}:${this.size(0)}:${index.toString().padStart(12, "0")}`;
+    const stored = await this.blockRecords.findOne({ _id: id });
+    if (stored) return stored.records;
+    const entries = await this.read(userId, index * this.size(0) + 1, (index + 1) * this.size(0));
+    const records = entries.filter((doc) => doc.kind === "settle" && doc.meta)
+      .map(({ _id, userId: user, kind, createdAt, holdId, cost, meta }) => ({ _id, userId: user, kind, createdAt, holdId, cost, meta }));
+    try {
+      await this.blockRecords.insertOne({ _id: id, records });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    return entries;
   }
 
   private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>): Promise<{ summary: UsageBlockDoc; entries?: SettleDoc[] }> {
@@ -354,8 +329,7 @@ export class UsageRepository {
         return false;
       }
       if (level === 0) {
-        const size = this.size(0);
-        for (const doc of entries ?? await this.read(q.userId, index * size + 1, (index + 1) * size)) visit(doc);
+        for (const doc of entries ?? await this.recordsOf(q.userId, index)) visit(doc);
         return stopped;
       }
       this.prefetch(prefetched, q.userId, level - 1, index * this.blockSize, (index + 1) * this.blockSize - 1);
@@ -393,31 +367,29 @@ export class UsageRepository {
   }
 
   /**
-   * Every record of the range, newest first, read through a cursor in batches: a year of records streams in bounded
-   * memory (GET /api/usage?format=csv). A query by field rather than a walk by `_id`: a walk's order is the chain's,
-   * which the CSV's order by request time would have to hold in memory to sort.
+   * Every record of the range, newest first, in bounded memory (GET /api/usage?format=csv): the chain is walked back
+   * by `_id` in batches of `batchSize` positions. A record's request time is at most its entry's write time, and an
+   * entry further back was written at most CLOCK_SKEW_MS after any entry already read: so a record newer than the
+   * oldest write time read plus that skew can come after no record still unread, and is yielded in order.
    */
-  async *stream(q: UsageFilter, batchSize = 500): AsyncGenerator<UsageRecord> {
-    const filter = {
-      userId: q.userId,
-      kind: "settle",
-      "meta.createdAt": { $gte: q.from, $lt: q.to },
-      ...(q.model ? { "meta.model": q.model } : {}),
-      ...(q.keyId ? { "meta.keyId": q.keyId } : {}),
-      ...(q.endpoint ? { "meta.endpoint": q.endpoint } : {}),
-      // a success is stored without a status (see StoredUsage)
-      ...(q.status === "partial" ? { "meta.status": "partial" } : q.status === "success" ? { "meta.status": { $ne: "partial" } } : {}),
-    };
-    const cursor = this.collection.find(filter, { projection: { _id: 0, userId: 1, holdId: 1, cost: 1, meta: 1 } })
-      .sort({ "meta.createdAt": -1, _id: -1 }).batchSize(batchSize);
-    try {
-      for await (const doc of cursor) {
-        const record = toRecord(doc as SettleDoc);
-        if (record) yield record;
+  async *stream(q: UsageFilter, batchSize = 256): AsyncGenerator<UsageRecord> {
+    const head = await this.reader.head(q.userId);
+    const stopBefore = q.from.getTime() - CLOCK_SKEW_MS;
+    let waiting: SettleDoc[] = [];
+    let oldestWrite = Infinity;
+    for (let top = head?.seq ?? 0; top >= 1 && oldestWrite >= stopBefore; top -= batchSize) {
+      for (const doc of await this.read(q.userId, Math.max(1, top - batchSize + 1), top)) {
+        oldestWrite = Math.min(oldestWrite, doc.createdAt.getTime());
+        if (this.matches(doc, q)) waiting.push(doc);
       }
-    } finally {
-      await cursor.close();
+      waiting.sort(newestFirst);
+      const bound = oldestWrite + CLOCK_SKEW_MS;
+      const ready = waiting.findIndex((doc) => (doc.meta?.createdAt.getTime() ?? 0) <= bound);
+      const now = ready < 0 ? waiting : waiting.slice(0, ready);
+      waiting = ready < 0 ? [] : waiting.slice(ready);
+      yield* now.map(toRecord).filter((r): r is UsageRecord => r !== undefined);
     }
+    yield* waiting.map(toRecord).filter((r): r is UsageRecord => r !== undefined);
   }
 
   async list(q: UsageQuery): Promise<{ records: UsageRecord[]; total: number }> {
