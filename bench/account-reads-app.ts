@@ -1,5 +1,6 @@
 // The account-reads benchmark (bench/account-reads.mjs bundles and runs this): seeds a ledger of BENCH_ENTRIES entries
-// over BENCH_ACCOUNTS accounts in the ledger's own stored format (ChainWriter's nextEntry, the head hints), then
+// over BENCH_ACCOUNTS accounts in the ledger's own stored format (ChainWriter's nextEntry, the checkpoints' ChainFold,
+// the head hints), then
 // measures GET /api/billing/credits, /api/billing/history, /api/usage and /api/keys for a small and a large account
 // against the real app on the embedded FerretDB. Prints one JSON line of results. See docs/performance.md.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -8,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { nextEntry, type ChainState, type Movement } from "@gw/billing/ledger/chain-writer";
 import { HEADS_COLLECTION } from "@gw/billing/ledger/chain-reader";
+import { ChainFold, CHECKPOINTS_COLLECTION, EMPTY_CHAIN, type CheckpointDoc } from "@gw/billing/ledger/checkpoints";
 import { LEDGER_COLLECTION, type LedgerDoc } from "@gw/billing/ledger/repository";
 import { loadConfig } from "@gw/config";
 import { connectDatabase, startFerretdb } from "@gw/db";
@@ -53,24 +55,30 @@ function* movements(userId: string, count: number): Generator<Movement> {
   }
 }
 
-/** One account's chain as the writer stores it, its entries spread over the last SPAN_DAYS days. */
-function chainOf(userId: string, count: number, now: number): LedgerDoc[] {
+/** One account's chain as the writer stores it, its entries spread over the last SPAN_DAYS days, and its checkpoints. */
+function chainOf(userId: string, count: number, now: number): { docs: LedgerDoc[]; checkpoints: CheckpointDoc[] } {
   const state: ChainState = { seq: 0, balance: 0, lastCredit: 0 };
   const docs: LedgerDoc[] = [];
+  const fold = new ChainFold(userId, EMPTY_CHAIN);
+  const checkpoints: CheckpointDoc[] = [];
   const start = now - SPAN_DAYS * DAY_MS;
   const step = (SPAN_DAYS * DAY_MS) / Math.max(count, 1);
   for (const m of movements(userId, count)) {
     const at = new Date(start + docs.length * step);
     if (m.meta) m.meta = { ...m.meta, createdAt: new Date(at.getTime() - 50) };
-    docs.push(nextEntry(userId, state, m, at));
+    const doc = nextEntry(userId, state, m, at);
+    docs.push(doc);
+    const checkpoint = fold.add(doc);
+    if (checkpoint) checkpoints.push(checkpoint);
   }
-  return docs;
+  return { docs, checkpoints };
 }
 
 async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Promise<Record<string, string>> {
   const connection = app.context.db.connection;
   const ledger = connection.collection<LedgerDoc>(LEDGER_COLLECTION);
-  const hints = connection.collection<{ _id: string; seq: number }>(HEADS_COLLECTION);
+  const hints = connection.collection<{ _id: string; seq: number; checkpoint?: number }>(HEADS_COLLECTION);
+  const checkpointDocs = connection.collection<CheckpointDoc>(CHECKPOINTS_COLLECTION);
   const perAccount = Math.max(1, Math.floor((ENTRIES - LARGE - 3) / Math.max(ACCOUNTS - 2, 1)));
   const sizes = (i: number): number => (i === 0 ? 3 : i === 1 ? LARGE : perAccount);
   const began = performance.now();
@@ -82,11 +90,14 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
     if (inFlight.size >= PARALLEL_INSERTS) await Promise.race(inFlight);
   };
   let written = 0;
-  const heads: Array<{ _id: string; seq: number }> = [];
+  const heads: Array<{ _id: string; seq: number; checkpoint?: number }> = [];
+  const checkpoints: CheckpointDoc[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
     const chain = chainOf(accountId(i), sizes(i), now);
-    heads.push({ _id: accountId(i), seq: chain.length });
-    for (const doc of chain) {
+    const newest = chain.checkpoints[chain.checkpoints.length - 1];
+    heads.push({ _id: accountId(i), seq: chain.docs.length, ...(newest ? { checkpoint: newest.seq } : {}) });
+    checkpoints.push(...chain.checkpoints);
+    for (const doc of chain.docs) {
       buffer.push(doc);
       if (buffer.length >= INSERT_BATCH) {
         written += buffer.length;
@@ -99,6 +110,7 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
   if (buffer.length) await flush(buffer);
   await Promise.all(inFlight);
   for (let i = 0; i < heads.length; i += INSERT_BATCH) await hints.insertMany(heads.slice(i, i + INSERT_BATCH), { ordered: false });
+  for (let i = 0; i < checkpoints.length; i += INSERT_BATCH) await checkpointDocs.insertMany(checkpoints.slice(i, i + INSERT_BATCH), { ordered: false });
   const ledgerSeconds = (performance.now() - began) / 1000;
   // the accounts themselves (the users collection's stored shape), so that a session of theirs authenticates
   const users = connection.collection<{ _id: string }>("users");

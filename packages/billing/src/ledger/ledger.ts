@@ -1,8 +1,8 @@
 import type { Database } from "@gw/db";
 import { newId, type Clock } from "@gw/shared";
-import { isCreditKind } from "./chain-reader";
+import { ChainAudit } from "./chain-audit";
 import { ChainWriter } from "./chain-writer";
-import { repairGaps } from "./gap-repair";
+import { Checkpoints } from "./checkpoints";
 import { LedgerRepository, toEntry } from "./repository";
 import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
 import type { CreditKind, CreditResult, DebitResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
@@ -63,7 +63,9 @@ function assertAmount(amount: number, what: string): void {
 export async function createLedger(db: Database, clock: Clock, options: LedgerOptions): Promise<Ledger> {
   const repo = new LedgerRepository(db);
   await repo.ensureIndexes();
-  const writer = new ChainWriter(repo, clock);
+  const checkpoints = new Checkpoints(db, repo.reader);
+  const writer = new ChainWriter(repo, clock, checkpoints);
+  const audit = new ChainAudit(db, repo, checkpoints, writer, clock);
   const policy = { ...DEFAULT_RESERVATION_POLICY, ...options.reservation };
   let instanceId = newId("inst", 16);
   const chargeListeners = new Set<(userId: string) => void>();
@@ -351,31 +353,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       return () => { chargeListeners.delete(listener); };
     },
 
-    repairGaps: (userId) => repairGaps(repo, writer, clock, userId),
+    repairGaps: (userId, opts) => audit.repairGaps({ userId, full: opts?.full }),
 
-    async verify(userId) {
-      const users = userId ? [userId] : await repo.userIds();
-      const problems: string[] = [];
-      for (const id of users) {
-        let expectedSeq = 1;
-        let balance = 0;
-        let lastCredit = 0;
-        for (const doc of await repo.chain(id)) {
-          if (doc.seq !== expectedSeq) problems.push(`${id}: gap or duplicate at seq ${doc.seq} (expected ${expectedSeq})`);
-          balance += doc.amount;
-          if (doc.balanceAfter !== balance) problems.push(`${id}: seq ${doc.seq} balanceAfter ${doc.balanceAfter} != running sum ${balance}`);
-          if (doc.balanceAfter < 0) problems.push(`${id}: seq ${doc.seq} negative balance ${doc.balanceAfter}`);
-          // the history's links (absent on entries older than them)
-          if (isCreditKind(doc.kind)) {
-            if (doc.prevCredit !== undefined && doc.prevCredit !== lastCredit) problems.push(`${id}: seq ${doc.seq} prevCredit ${doc.prevCredit} != ${lastCredit}`);
-            lastCredit = doc.seq;
-          }
-          if (doc.lastCredit !== undefined && doc.lastCredit !== lastCredit) problems.push(`${id}: seq ${doc.seq} lastCredit ${doc.lastCredit} != ${lastCredit}`);
-          expectedSeq = doc.seq + 1;
-        }
-      }
-      return { ok: problems.length === 0, users: users.length, problems };
-    },
+    verify: (userId, opts) => audit.verify({ userId, full: opts?.full }),
 
     async close() {
       for (const timer of timers) clearInterval(timer);

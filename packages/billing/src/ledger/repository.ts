@@ -64,7 +64,7 @@ export type InsertOutcome =
   /** `inserted` entries went in; the one at that index hit a unique key (seq taken or idempotency key used) */
   | { ok: false; inserted: number };
 
-const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
+export const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
   typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === 11000;
 
 /**
