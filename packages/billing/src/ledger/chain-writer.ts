@@ -141,9 +141,12 @@ export class ChainWriter {
       remaining = rest;
       this.heads.delete(userId);
       fresh = false;
-      if (conflicting) {
-        const existing = await this.repo.findByIdempotencyKey(conflicting.movement.idempotencyKey);
-        if (existing) {
+      const planned = plan.docs[outcome.inserted];
+      if (conflicting && planned) {
+        // Which unique key the insert hit, read by `_id`: its position, taken by another writer (there, unless this
+        // is the entry's own earlier try), or its idempotency key, used before (the position is then still empty).
+        const atPosition = await this.repo.reader.at(userId, planned.seq);
+        if (!atPosition || atPosition.idempotencyKey === planned.idempotencyKey) {
           const current = await this.head(userId);
           fresh = true;
           conflicting.resolve({ status: "duplicate", balance: current.balance });

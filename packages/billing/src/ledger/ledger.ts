@@ -4,6 +4,7 @@ import { ChainAudit } from "./chain-audit";
 import { ChainWriter } from "./chain-writer";
 import { Checkpoints } from "./checkpoints";
 import { LedgerRepository, toEntry } from "./repository";
+import { ReservedUsers } from "./reserved-users";
 import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
 import type { CreditKind, CreditResult, DebitResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
 
@@ -72,7 +73,11 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   const chargesWritten = (userId: string): void => {
     for (const listener of chargeListeners) listener(userId);
   };
-  let book = new ReservationBook(writer, clock, instanceId, policy, chargesWritten);
+  const newBook = (): ReservationBook => {
+    const reservedUsers = new ReservedUsers(db, clock, instanceId);
+    return new ReservationBook(writer, clock, instanceId, policy, chargesWritten, (userId) => reservedUsers.record(userId));
+  };
+  let book = newBook();
   await repo.registerInstance(instanceId, new Date(clock.now()));
   // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
   const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
@@ -121,7 +126,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     // identity it releases and never runs twice for one). Holds still in flight on the old book then charge nothing.
     book.abandon();
     instanceId = newId("inst", 16);
-    book = new ReservationBook(writer, clock, instanceId, policy, chargesWritten);
+    book = newBook();
     registered = false;
     await register();
   }
@@ -162,11 +167,16 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
   async function sweepDeadInstances(): Promise<number> {
     let released = 0;
-    for (const deadId of await repo.deadInstances(new Date(clock.now() - deadAfterMs))) {
+    for (const dead of await repo.deadInstances(new Date(clock.now() - deadAfterMs))) {
+      const deadId = dead._id;
       if (deadId === instanceId) continue;
       const reservationId = `rsv:${deadId}`;
       const outstanding = new Map<string, number>();
-      for (const doc of await repo.reservationEntries(reservationId)) {
+      // read by `_id` in the chains of the users it reserved for; an older version's instance lists none: the query
+      const entries = dead.listsUsers
+        ? (await Promise.all((await ReservedUsers.of(db, deadId)).map((u) => repo.reservationEntriesOf(u.userId, reservationId, u.at)))).flat()
+        : await repo.reservationEntries(reservationId);
+      for (const doc of entries) {
         // hold: -reserved; release: +given back; settle: amount 0, `cost` drawn from the reservation
         const change = doc.kind === "settle" ? doc.cost ?? 0 : doc.amount;
         outstanding.set(doc.userId, (outstanding.get(doc.userId) ?? 0) - change);
