@@ -55,7 +55,7 @@ export interface LedgerEntry {
 export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "dispute" | "adjustment" | "redemption";
 
 /** The kinds that move credits outside requests: the billing history's entries. */
-export const CREDIT_KINDS: readonly CreditKind[] = ["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment"];
+export const CREDIT_KINDS: readonly CreditKind[] = ["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "redemption"];
 
 export interface CreditResult {
   /** false when the idempotency key was already used: nothing changed */
