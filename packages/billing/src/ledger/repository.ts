@@ -35,6 +35,9 @@ export interface Head {
   lastCredit?: number;
 }
 
+/** The clock skew allowed between instances that write one chain (an entry's `createdAt` is its writer's clock). */
+export const CLOCK_SKEW_MS = 5 * 60_000;
+
 export const entryId = (userId: string, seq: number): string => `${userId}:${seq.toString().padStart(12, "0")}`;
 
 export const toEntry = (doc: LedgerDoc): LedgerEntry => ({
@@ -222,14 +225,16 @@ export class LedgerRepository {
 
   /**
    * The entries of `reservationId` in a user's chain, read back from the head by `_id` down to the first entry written
-   * before `since` (the reservation's entries are all written after it, on the clock of the instance that wrote `since`).
+   * CLOCK_SKEW_MS before `since`: the reservation's entries are all written after `since` (on the clock of the instance
+   * that wrote it), and other instances' entries in between carry their own clocks.
    */
   async reservationEntriesOf(userId: string, reservationId: string, since: Date): Promise<LedgerDoc[]> {
     const found: LedgerDoc[] = [];
     const head = await this.reader.head(userId);
     if (!head) return found;
+    const stopBefore = since.getTime() - CLOCK_SKEW_MS;
     await this.reader.walkBack(userId, head.seq, (doc) => {
-      if (doc.createdAt < since) return false;
+      if (doc.createdAt.getTime() < stopBefore) return false;
       if (doc.reservationId === reservationId) found.push(doc);
       return true;
     });
