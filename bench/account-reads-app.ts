@@ -1,5 +1,6 @@
 // The account-reads benchmark (bench/account-reads.mjs bundles and runs this): seeds a ledger of BENCH_ENTRIES entries
-// over BENCH_ACCOUNTS accounts in the ledger's own stored format (ChainWriter's nextEntry, the head hints), then
+// over BENCH_ACCOUNTS accounts in the ledger's own stored format (ChainWriter's nextEntry, the checkpoints' ChainFold,
+// the head hints), then
 // measures GET /api/billing/credits, /api/billing/history, /api/usage and /api/keys for a small and a large account
 // against the real app on the embedded FerretDB. Prints one JSON line of results. See docs/performance.md.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -8,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { nextEntry, type ChainState, type Movement } from "@gw/billing/ledger/chain-writer";
 import { HEADS_COLLECTION } from "@gw/billing/ledger/chain-reader";
+import { ChainFold, CHECKPOINTS_COLLECTION, EMPTY_CHAIN, type CheckpointDoc } from "@gw/billing/ledger/checkpoints";
 import { LEDGER_COLLECTION, type LedgerDoc } from "@gw/billing/ledger/repository";
 import { loadConfig } from "@gw/config";
 import { connectDatabase, startFerretdb } from "@gw/db";
@@ -51,24 +53,30 @@ function* movements(userId: string, count: number): Generator<Movement> {
   }
 }
 
-/** One account's chain as the writer stores it, its entries spread over the last SPAN_DAYS days. */
-function chainOf(userId: string, count: number, now: number): LedgerDoc[] {
+/** One account's chain as the writer stores it, its entries spread over the last SPAN_DAYS days, and its checkpoints. */
+function chainOf(userId: string, count: number, now: number): { docs: LedgerDoc[]; checkpoints: CheckpointDoc[] } {
   const state: ChainState = { seq: 0, balance: 0, lastCredit: 0 };
   const docs: LedgerDoc[] = [];
+  const fold = new ChainFold(userId, EMPTY_CHAIN);
+  const checkpoints: CheckpointDoc[] = [];
   const start = now - SPAN_DAYS * DAY_MS;
   const step = (SPAN_DAYS * DAY_MS) / Math.max(count, 1);
   for (const m of movements(userId, count)) {
     const at = new Date(start + docs.length * step);
     if (m.meta) m.meta = { ...m.meta, createdAt: new Date(at.getTime() - 50) };
-    docs.push(nextEntry(userId, state, m, at));
+    const doc = nextEntry(userId, state, m, at);
+    docs.push(doc);
+    const checkpoint = fold.add(doc);
+    if (checkpoint) checkpoints.push(checkpoint);
   }
-  return docs;
+  return { docs, checkpoints };
 }
 
 async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Promise<Record<string, string>> {
   const connection = app.context.db.connection;
   const ledger = connection.collection<LedgerDoc>(LEDGER_COLLECTION);
-  const hints = connection.collection<{ _id: string; seq: number }>(HEADS_COLLECTION);
+  const hints = connection.collection<{ _id: string; seq: number; checkpoint?: number }>(HEADS_COLLECTION);
+  const checkpointDocs = connection.collection<CheckpointDoc>(CHECKPOINTS_COLLECTION);
   const perAccount = Math.max(1, Math.floor((ENTRIES - LARGE - 3) / Math.max(ACCOUNTS - 2, 1)));
   const sizes = (i: number): number => (i === 0 ? 3 : i === 1 ? LARGE : perAccount);
   const began = performance.now();
@@ -80,11 +88,14 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
     if (inFlight.size >= PARALLEL_INSERTS) await Promise.race(inFlight);
   };
   let written = 0;
-  const heads: Array<{ _id: string; seq: number }> = [];
+  const heads: Array<{ _id: string; seq: number; checkpoint?: number }> = [];
+  const checkpoints: CheckpointDoc[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
     const chain = chainOf(accountId(i), sizes(i), now);
-    heads.push({ _id: accountId(i), seq: chain.length });
-    for (const doc of chain) {
+    const newest = chain.checkpoints[chain.checkpoints.length - 1];
+    heads.push({ _id: accountId(i), seq: chain.docs.length, ...(newest ? { checkpoint: newest.seq } : {}) });
+    checkpoints.push(...chain.checkpoints);
+    for (const doc of chain.docs) {
       buffer.push(doc);
       if (buffer.length >= INSERT_BATCH) {
         written += buffer.length;
@@ -97,6 +108,7 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
   if (buffer.length) await flush(buffer);
   await Promise.all(inFlight);
   for (let i = 0; i < heads.length; i += INSERT_BATCH) await hints.insertMany(heads.slice(i, i + INSERT_BATCH), { ordered: false });
+  for (let i = 0; i < checkpoints.length; i += INSERT_BATCH) await checkpointDocs.insertMany(checkpoints.slice(i, i + INSERT_BATCH), { ordered: false });
   const ledgerSeconds = (performance.now() - began) / 1000;
   // the accounts themselves (the users collection's stored shape), so that a session of theirs authenticates
   const users = connection.collection<{ _id: string }>("users");
@@ -119,17 +131,22 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 
-async function measure(url: string, headers: Record<string, string>, samples: number): Promise<{ p50: number; p99: number; bytes: number }> {
+/** A route's p50/p99 over `samples` requests (after 10 to warm up); a request that fails or takes a minute ends it. */
+async function measure(url: string, headers: Record<string, string>, samples: number): Promise<{ p50: number; p99: number; bytes: number } | { error: string }> {
   const times: number[] = [];
   let bytes = 0;
   for (let i = 0; i < samples + 10; i++) {
     const start = performance.now();
-    const res = await fetch(url, { headers });
-    const body = await res.text();
-    if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${body.slice(0, 300)}`);
+    try {
+      const res = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) });
+      const body = await res.text();
+      if (res.status !== 200) return { error: `answered ${res.status}: ${body.slice(0, 300)}` };
+      bytes = body.length;
+    } catch (err) {
+      return { error: `request ${i + 1}: ${(err as Error).message}` };
+    }
     // the first 10 warm up
     if (i >= 10) times.push(performance.now() - start);
-    bytes = body.length;
   }
   times.sort((a, b) => a - b);
   return { p50: Number(percentile(times, 0.5).toFixed(2)), p99: Number(percentile(times, 0.99).toFixed(2)), bytes };
@@ -157,14 +174,17 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const routes = ["/api/billing/credits", "/api/billing/history", "/api/usage", "/api/keys"];
-    const results: Record<string, Record<string, { p50: number; p99: number; bytes: number }>> = {};
-    for (const [name, userId] of [["small", SMALL], ["large", BIG]] as const) {
-      results[name] = {};
-      // the keys list takes a session (the dashboard's), the others the account's API key
-      const cookie = (await app.context.auth.sessions.start(userId)).setCookie.split(";")[0] ?? "";
-      for (const route of routes) {
-        const headers: Record<string, string> = route === "/api/keys" ? { cookie } : { authorization: `Bearer ${keys[userId] ?? ""}` };
-        (results[name] as Record<string, unknown>)[route] = await measure(`${base}${route}`, headers, SAMPLES);
+    const results: Record<string, Record<string, unknown>> = { small: {}, large: {} };
+    const accounts = [["small", SMALL], ["large", BIG]] as const;
+    // the keys list (the dashboard's session) last: a slow one keeps the database busy after its client gave up
+    const cookies = new Map<string, string>();
+    for (const [, userId] of accounts) cookies.set(userId, (await app.context.auth.sessions.start(userId)).setCookie.split(";")[0] ?? "");
+    for (const route of routes) {
+      for (const [name, userId] of accounts) {
+        const headers: Record<string, string> = route === "/api/keys" ? { cookie: cookies.get(userId) ?? "" } : { authorization: `Bearer ${keys[userId] ?? ""}` };
+        const result = await measure(`${base}${route}`, headers, route === "/api/keys" ? KEYS_SAMPLES : SAMPLES);
+        (results[name] as Record<string, unknown>)[route] = result;
+        process.stderr.write(`${name} ${route}: ${JSON.stringify(result)}\n`);
       }
     }
     const entries = await db.connection.collection(LEDGER_COLLECTION).estimatedDocumentCount();

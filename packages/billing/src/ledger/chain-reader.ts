@@ -11,12 +11,16 @@ import { CREDIT_KINDS, type LedgerEntryKind } from "./types";
 interface HeadHintDoc {
   _id: string;
   seq: number;
+  /** the newest checkpoint's position (checkpoints.ts): the chain up to there is whole and verified */
+  checkpoint?: number;
 }
 
 export const HEADS_COLLECTION = "ledger_heads";
 
 /** Entries read at once when a walk goes backwards (concurrent `_id` lookups, pipelined over the driver's pool). */
 const WALK_BATCH = 32;
+/** Entries read at once when a range is read whole (checkpoints, the reconcile) */
+const RANGE_BATCH = 128;
 
 const CREDIT_KIND_SET = new Set<LedgerEntryKind>(CREDIT_KINDS);
 export const isCreditKind = (kind: LedgerEntryKind): boolean => CREDIT_KIND_SET.has(kind);
@@ -25,7 +29,9 @@ export const isCreditKind = (kind: LedgerEntryKind): boolean => CREDIT_KIND_SET.
  * Reads one user's chain by `_id` only (`<userId>:<seq>`), so that every read costs what that user's entries cost,
  * whatever the size of the ledger: the embedded FerretDB looks up `_id` equality in its index and answers any other
  * filter by reading the whole collection. Chains are gap-free (see ChainWriter and gap-repair.ts), so the head is the
- * last position that exists: found from the hint by galloping forward and a binary search.
+ * last position that exists: found from the hint by galloping forward and a binary search. The search starts at the
+ * hint or the newest checkpoint, whichever is higher: below a checkpoint the chain is whole (a checkpoint is only
+ * written over a segment without holes), so a hole an older version left there cannot mislead it.
  */
 export class ChainReader {
   readonly entries: Collection<LedgerDoc>;
@@ -44,7 +50,8 @@ export class ChainReader {
   /** The newest entry of the chain (null for a user without entries). */
   async head(userId: string): Promise<LedgerDoc | null> {
     const hint = await this.hints.findOne({ _id: userId });
-    let known: LedgerDoc | null = hint && hint.seq > 0 ? await this.at(userId, hint.seq) : null;
+    const from = Math.max(hint?.seq ?? 0, hint?.checkpoint ?? 0);
+    let known: LedgerDoc | null = from > 0 ? await this.at(userId, from) : null;
     let low = known?.seq ?? 0;
     let step = 1;
     let high: number;
@@ -73,13 +80,35 @@ export class ChainReader {
     return known;
   }
 
-  /** Best effort: the head hint moves up to `seq` (never down). */
-  async advance(userId: string, seq: number): Promise<void> {
-    try {
-      await this.hints.updateOne({ _id: userId }, { $max: { seq } }, { upsert: true });
-    } catch {
-      // two first writers racing on the upsert, or the database gone: the hint stays lower, which is safe
+  /**
+   * Best effort: the head hint (or the newest checkpoint's position) moves up to `seq`, never down. Two first writers
+   * racing on the upsert: the loser updates the winner's. The database gone: the hint stays lower, which is safe.
+   */
+  async advance(userId: string, seq: number, field: "seq" | "checkpoint" = "seq"): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.hints.updateOne({ _id: userId }, { $max: { [field]: seq } }, { upsert: true });
+        return;
+      } catch {
+        // try once more
+      }
     }
+  }
+
+  /** The users with a chain: those with a head hint (one document per user, written with their first entries). */
+  async userIds(): Promise<string[]> {
+    return (await this.hints.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+  }
+
+  /** The entries at positions `from`..`to` that exist, in order, read by `_id` in concurrent batches. */
+  async range(userId: string, from: number, to: number): Promise<LedgerDoc[]> {
+    const found: LedgerDoc[] = [];
+    for (let low = from; low <= to; low += RANGE_BATCH) {
+      const seqs: number[] = [];
+      for (let seq = low; seq <= Math.min(to, low + RANGE_BATCH - 1); seq++) seqs.push(seq);
+      for (const doc of await Promise.all(seqs.map((seq) => this.at(userId, seq)))) if (doc) found.push(doc);
+    }
+    return found;
   }
 
   /**

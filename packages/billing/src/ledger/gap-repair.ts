@@ -11,21 +11,9 @@ import type { GapRepair } from "./types";
  * stored once, so the true balance is the sum of the stored movements, and an `adjustment` at the end of the chain
  * gives back (or takes back, as far as the balance goes) what the hole counted. A hole is only ever below the head,
  * where no writer appends, so filling it races with nothing; its entries' ids are its positions, so a second repair
- * running at once fails on them and changes nothing.
+ * running at once fails on them and changes nothing. The reconcile finds the holes (chain-audit.ts).
  */
-export async function repairGaps(repo: LedgerRepository, writer: ChainWriter, clock: Clock, userId?: string): Promise<GapRepair[]> {
-  const repaired: GapRepair[] = [];
-  for (const id of userId ? [userId] : await repo.userIds()) {
-    let before = { seq: 0, balance: 0 };
-    for (const doc of await repo.chain(id)) {
-      if (doc.seq > before.seq + 1) repaired.push(await fill(repo, writer, clock, id, before, doc));
-      before = { seq: doc.seq, balance: doc.balanceAfter };
-    }
-  }
-  return repaired;
-}
-
-async function fill(repo: LedgerRepository, writer: ChainWriter, clock: Clock, userId: string, before: { seq: number; balance: number }, after: LedgerDoc): Promise<GapRepair> {
+export async function fillHole(repo: LedgerRepository, writer: ChainWriter, clock: Clock, userId: string, before: { seq: number; balance: number }, after: LedgerDoc): Promise<GapRepair> {
   const from = before.seq + 1;
   const to = after.seq - 1;
   const counted = after.balanceAfter - after.amount - before.balance;

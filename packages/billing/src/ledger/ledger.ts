@@ -1,9 +1,10 @@
 import type { Database } from "@gw/db";
 import { newId, type Clock } from "@gw/shared";
-import { isCreditKind } from "./chain-reader";
+import { ChainAudit } from "./chain-audit";
 import { ChainWriter } from "./chain-writer";
-import { repairGaps } from "./gap-repair";
+import { Checkpoints } from "./checkpoints";
 import { LedgerRepository, toEntry } from "./repository";
+import { ReservedUsers } from "./reserved-users";
 import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
 import type { CreditKind, CreditResult, DebitResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
 
@@ -63,14 +64,20 @@ function assertAmount(amount: number, what: string): void {
 export async function createLedger(db: Database, clock: Clock, options: LedgerOptions): Promise<Ledger> {
   const repo = new LedgerRepository(db);
   await repo.ensureIndexes();
-  const writer = new ChainWriter(repo, clock);
+  const checkpoints = new Checkpoints(db, repo.reader);
+  const writer = new ChainWriter(repo, clock, checkpoints);
+  const audit = new ChainAudit(db, repo, checkpoints, writer, clock);
   const policy = { ...DEFAULT_RESERVATION_POLICY, ...options.reservation };
   let instanceId = newId("inst", 16);
   const chargeListeners = new Set<(userId: string) => void>();
   const chargesWritten = (userId: string): void => {
     for (const listener of chargeListeners) listener(userId);
   };
-  let book = new ReservationBook(writer, clock, instanceId, policy, chargesWritten);
+  const newBook = (): ReservationBook => {
+    const reservedUsers = new ReservedUsers(db, clock, instanceId);
+    return new ReservationBook(writer, clock, instanceId, policy, chargesWritten, (userId) => reservedUsers.record(userId));
+  };
+  let book = newBook();
   await repo.registerInstance(instanceId, new Date(clock.now()));
   // Reservations outlive a crashed instance by at most this long (never longer than the hold TTL).
   const deadAfterMs = Math.min(options.holdTtlSeconds, 120) * 1000;
@@ -119,7 +126,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
     // identity it releases and never runs twice for one). Holds still in flight on the old book then charge nothing.
     book.abandon();
     instanceId = newId("inst", 16);
-    book = new ReservationBook(writer, clock, instanceId, policy, chargesWritten);
+    book = newBook();
     registered = false;
     await register();
   }
@@ -160,11 +167,16 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
 
   async function sweepDeadInstances(): Promise<number> {
     let released = 0;
-    for (const deadId of await repo.deadInstances(new Date(clock.now() - deadAfterMs))) {
+    for (const dead of await repo.deadInstances(new Date(clock.now() - deadAfterMs))) {
+      const deadId = dead._id;
       if (deadId === instanceId) continue;
       const reservationId = `rsv:${deadId}`;
       const outstanding = new Map<string, number>();
-      for (const doc of await repo.reservationEntries(reservationId)) {
+      // read by `_id` in the chains of the users it reserved for; an older version's instance lists none: the query
+      const entries = dead.listsUsers
+        ? (await Promise.all((await ReservedUsers.of(db, deadId)).map((u) => repo.reservationEntriesOf(u.userId, reservationId, u.at)))).flat()
+        : await repo.reservationEntries(reservationId);
+      for (const doc of entries) {
         // hold: -reserved; release: +given back; settle: amount 0, `cost` drawn from the reservation
         const change = doc.kind === "settle" ? doc.cost ?? 0 : doc.amount;
         outstanding.set(doc.userId, (outstanding.get(doc.userId) ?? 0) - change);
@@ -351,31 +363,9 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       return () => { chargeListeners.delete(listener); };
     },
 
-    repairGaps: (userId) => repairGaps(repo, writer, clock, userId),
+    repairGaps: (userId, opts) => audit.repairGaps({ userId, full: opts?.full }),
 
-    async verify(userId) {
-      const users = userId ? [userId] : await repo.userIds();
-      const problems: string[] = [];
-      for (const id of users) {
-        let expectedSeq = 1;
-        let balance = 0;
-        let lastCredit = 0;
-        for (const doc of await repo.chain(id)) {
-          if (doc.seq !== expectedSeq) problems.push(`${id}: gap or duplicate at seq ${doc.seq} (expected ${expectedSeq})`);
-          balance += doc.amount;
-          if (doc.balanceAfter !== balance) problems.push(`${id}: seq ${doc.seq} balanceAfter ${doc.balanceAfter} != running sum ${balance}`);
-          if (doc.balanceAfter < 0) problems.push(`${id}: seq ${doc.seq} negative balance ${doc.balanceAfter}`);
-          // the history's links (absent on entries older than them)
-          if (isCreditKind(doc.kind)) {
-            if (doc.prevCredit !== undefined && doc.prevCredit !== lastCredit) problems.push(`${id}: seq ${doc.seq} prevCredit ${doc.prevCredit} != ${lastCredit}`);
-            lastCredit = doc.seq;
-          }
-          if (doc.lastCredit !== undefined && doc.lastCredit !== lastCredit) problems.push(`${id}: seq ${doc.seq} lastCredit ${doc.lastCredit} != ${lastCredit}`);
-          expectedSeq = doc.seq + 1;
-        }
-      }
-      return { ok: problems.length === 0, users: users.length, problems };
-    },
+    verify: (userId, opts) => audit.verify({ userId, full: opts?.full }),
 
     async close() {
       for (const timer of timers) clearInterval(timer);

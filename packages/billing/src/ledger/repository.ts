@@ -21,6 +21,8 @@ export type LedgerDoc = Omit<LedgerEntry, "id"> & {
 export interface InstanceDoc {
   _id: string;
   seenAt: Date;
+  /** it records the users it reserves for (reserved-users.ts); absent on instances of older versions */
+  listsUsers?: boolean;
 }
 
 /** The ledger's collection. The gateway's usage API reads the `settle` entries (their `meta` is the usage record). */
@@ -32,6 +34,9 @@ export interface Head {
   /** see LedgerDoc.lastCredit; undefined when the head entry predates it */
   lastCredit?: number;
 }
+
+/** The clock skew allowed between instances that write one chain (an entry's `createdAt` is its writer's clock). */
+export const CLOCK_SKEW_MS = 5 * 60_000;
 
 export const entryId = (userId: string, seq: number): string => `${userId}:${seq.toString().padStart(12, "0")}`;
 
@@ -64,7 +69,7 @@ export type InsertOutcome =
   /** `inserted` entries went in; the one at that index hit a unique key (seq taken or idempotency key used) */
   | { ok: false; inserted: number };
 
-const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
+export const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
   typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === 11000;
 
 /**
@@ -164,10 +169,6 @@ export class LedgerRepository {
     return { ok: true };
   }
 
-  async findByIdempotencyKey(key: string): Promise<LedgerDoc | null> {
-    return this.collection.findOne({ idempotencyKey: key });
-  }
-
   async findByIdempotencyKeys(keys: string[]): Promise<LedgerDoc[]> {
     if (keys.length === 0) return [];
     return this.collection.find({ idempotencyKey: { $in: keys } }).toArray();
@@ -217,12 +218,31 @@ export class LedgerRepository {
     return this.collection.find(filter).sort({ seq: -1 }).limit(opts.limit).toArray();
   }
 
+  /** A query on the whole collection: only for the reservations of an instance older than ReservedUsers. */
   async reservationEntries(reservationId: string): Promise<LedgerDoc[]> {
     return this.collection.find({ reservationId }).toArray();
   }
 
+  /**
+   * The entries of `reservationId` in a user's chain, read back from the head by `_id` down to the first entry written
+   * CLOCK_SKEW_MS before `since`: the reservation's entries are all written after `since` (on the clock of the instance
+   * that wrote it), and other instances' entries in between carry their own clocks.
+   */
+  async reservationEntriesOf(userId: string, reservationId: string, since: Date): Promise<LedgerDoc[]> {
+    const found: LedgerDoc[] = [];
+    const head = await this.reader.head(userId);
+    if (!head) return found;
+    const stopBefore = since.getTime() - CLOCK_SKEW_MS;
+    await this.reader.walkBack(userId, head.seq, (doc) => {
+      if (doc.createdAt.getTime() < stopBefore) return false;
+      if (doc.reservationId === reservationId) found.push(doc);
+      return true;
+    });
+    return found;
+  }
+
   async registerInstance(id: string, now: Date): Promise<void> {
-    await this.instances.insertOne({ _id: id, seenAt: now });
+    await this.instances.insertOne({ _id: id, seenAt: now, listsUsers: true });
   }
 
   /** false when the instance was declared dead (its reservations released by another instance) */
@@ -231,8 +251,8 @@ export class LedgerRepository {
     return result.matchedCount === 1;
   }
 
-  async deadInstances(before: Date): Promise<string[]> {
-    return (await this.instances.find({ seenAt: { $lt: before } }).toArray()).map((d) => d._id);
+  async deadInstances(before: Date): Promise<InstanceDoc[]> {
+    return this.instances.find({ seenAt: { $lt: before } }).toArray();
   }
 
   async forgetInstance(id: string): Promise<void> {

@@ -93,6 +93,8 @@ export class ReservationBook {
     private readonly policy: ReservationPolicy,
     /** told, after a flush, of each user whose charges it wrote (balance alerts watch it, off the request path) */
     private readonly onChargesWritten?: (userId: string) => void,
+    /** awaited before a reservation for a user: the instance records whom it reserved for (reserved-users.ts) */
+    private readonly beforeReserve?: (userId: string) => Promise<void>,
   ) {
     this.reservationId = `rsv:${instanceId}`;
   }
@@ -438,6 +440,7 @@ export class ReservationBook {
     const chunk = this.chunkFor(need);
     const releases = r.releases;
     let amount = chunk;
+    await this.beforeReserve?.(userId);
     for (let attempt = 0; attempt < 3; attempt++) {
       const movement = this.movement(userId, "hold", -amount, true);
       const outcome = await this.inTransit(r, this.writer.append(userId, movement)).catch((err: unknown) => {

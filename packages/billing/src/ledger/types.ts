@@ -26,6 +26,12 @@ export interface GapRepair {
   corrected: number;
 }
 
+export interface VerifyResult {
+  ok: boolean;
+  users: number;
+  problems: string[];
+}
+
 export interface LedgerEntry {
   id: string;
   userId: string;
@@ -49,7 +55,7 @@ export interface LedgerEntry {
 export type CreditKind = "purchase" | "bonus" | "plan_credits" | "refund" | "dispute" | "adjustment" | "redemption";
 
 /** The kinds that move credits outside requests: the billing history's entries. */
-export const CREDIT_KINDS: readonly CreditKind[] = ["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment"];
+export const CREDIT_KINDS: readonly CreditKind[] = ["purchase", "bonus", "plan_credits", "refund", "dispute", "adjustment", "redemption"];
 
 export interface CreditResult {
   /** false when the idempotency key was already used: nothing changed */
@@ -111,10 +117,13 @@ export interface Ledger {
   flush(): Promise<void>;
   /** Writes one user's settled charges now, without giving back reserved credits (read-your-writes). */
   flushCharges(userId: string): Promise<void>;
-  /** checks every user's chain: each balanceAfter = previous + amount, no gaps, never negative */
-  verify(userId?: string): Promise<{ ok: boolean; users: number; problems: string[] }>;
+  /**
+   * Checks every user's chain (each balanceAfter = previous + amount, no gaps, never negative) from its last verified
+   * checkpoint on, or from its beginning with `full` (chain-audit.ts).
+   */
+  verify(userId?: string, options?: { full?: boolean }): Promise<VerifyResult>;
   /** fills the holes an older version's batched writes left in chains (see gap-repair.ts); what it filled */
-  repairGaps(userId?: string): Promise<GapRepair[]>;
+  repairGaps(userId?: string, options?: { full?: boolean }): Promise<GapRepair[]>;
   /** what this instance holds in memory now (monitoring) */
   stats(): LedgerStats;
   /**
