@@ -5,7 +5,7 @@ import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import type { RequestLimits } from "@gw/limits";
 import type { RequestMeta, UsageFields } from "./handlers/request-meta";
-import type { StoredUsage } from "./usage/usage-repository";
+import type { StoredUsage } from "@gw/billing";
 
 /** The metered-call pipeline (@gw/gateway) over this app's requests and usage records. */
 export type GatewayMetering = Metering<RequestMeta, UsageFields, StoredUsage>;
