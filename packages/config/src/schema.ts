@@ -155,6 +155,12 @@ const payments = z.object({
   stripe: { secretKey: e.STRIPE_SECRET_KEY, publishableKey: e.STRIPE_PUBLISHABLE_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
 }));
 
+/** Where one provider is reached; either may be unset (the provider is then unconfigured). */
+export interface ProviderEndpoint {
+  baseUrl?: string;
+  apiKey?: string;
+}
+
 /** The model upstreams: one base URL and key per provider, and how they are called. */
 const upstreams = z.object({
   TEXTA_BASE_URL: upstreamUrl("TEXTA_BASE_URL"), TEXTA_API_KEY: z.string().optional(),
@@ -176,7 +182,7 @@ const upstreams = z.object({
     imageA: { baseUrl: e.IMAGEA_BASE_URL, apiKey: e.IMAGEA_API_KEY },
     imageB: { baseUrl: e.IMAGEB_BASE_URL, apiKey: e.IMAGEB_API_KEY },
     speech: { baseUrl: e.SPEECH_BASE_URL, apiKey: e.SPEECH_API_KEY },
-  } satisfies Record<ProviderName, { baseUrl?: string; apiKey?: string }>,
+  } as Record<ProviderName, ProviderEndpoint>,
   upstream: {
     connectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
     requestTimeoutMs: e.UPSTREAM_TIMEOUT_MS,

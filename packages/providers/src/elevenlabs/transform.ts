@@ -81,9 +81,12 @@ export function buildTextToSpeechRequest(endpoint: Endpoint, upstreamModel: stri
   };
 }
 
+/** A Buffer is a Blob part at run time; the DOM typing (the dashboard's typecheck reads these types) asks for an ArrayBuffer-backed view. */
+const blobPart = (data: Buffer): Uint8Array<ArrayBuffer> => data as Uint8Array<ArrayBuffer>;
+
 export function buildSpeechToSpeechRequest(endpoint: Endpoint, upstreamModel: string, voiceId: string, req: SpeechToSpeechRequest): BuiltSpeechRequest {
   const form = new FormData();
-  form.append("audio", new Blob([req.audio.data], { type: req.audio.contentType }), req.audio.filename);
+  form.append("audio", new Blob([blobPart(req.audio.data)], { type: req.audio.contentType }), req.audio.filename);
   form.append("model_id", upstreamModel);
   if (req.voiceSettings) form.append("voice_settings", JSON.stringify(req.voiceSettings));
   return {
@@ -96,7 +99,7 @@ export function buildSpeechToSpeechRequest(endpoint: Endpoint, upstreamModel: st
 export function buildSpeechToTextRequest(endpoint: Endpoint, upstreamModel: string, req: TranscriptionRequest): BuiltSpeechRequest {
   const form = new FormData();
   form.append("model_id", upstreamModel);
-  form.append("file", new Blob([req.audio.data], { type: req.audio.contentType }), req.audio.filename);
+  form.append("file", new Blob([blobPart(req.audio.data)], { type: req.audio.contentType }), req.audio.filename);
   if (req.language) form.append("language_code", req.language);
   return { url: `${endpoint.baseUrl}/v1/speech-to-text`, headers: { "xi-api-key": endpoint.apiKey, accept: "application/json" }, body: form };
 }
