@@ -7,10 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { nextEntry, type ChainState, type Movement } from "@gw/billing/ledger/chain-writer";
-import { HEADS_COLLECTION } from "@gw/billing/ledger/chain-reader";
-import { ChainFold, CHECKPOINTS_COLLECTION, EMPTY_CHAIN, type CheckpointDoc } from "@gw/billing/ledger/checkpoints";
-import { LEDGER_COLLECTION, type LedgerDoc } from "@gw/billing/ledger/repository";
+import { nextEntry, type ChainState, type Movement, HEADS_COLLECTION, ChainFold, CHECKPOINTS_COLLECTION, EMPTY_CHAIN, type CheckpointDoc, LEDGER_COLLECTION, type LedgerDoc } from "@gw/billing";
 import { loadConfig } from "@gw/config";
 import { connectDatabase, startFerretdb } from "@gw/db";
 import { createApp } from "../apps/server/src/app";

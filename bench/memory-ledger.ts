@@ -1,7 +1,7 @@
 // Bench only (BENCH_LEDGER=memory): a Ledger kept in process memory, so a run can show what the gateway adds
 // without any database write on the request path. It keeps the real ledger's rules for one instance (balance
 // never below zero, one close per hold, idempotent credits) but stores only balances and open holds.
-import type { CreditResult, HoldResult, Ledger, LedgerEntry } from "@gw/billing/ledger/index";
+import type { CreditResult, HoldResult, Ledger, LedgerEntry } from "@gw/billing";
 
 export function createMemoryLedger(): Ledger {
   const balances = new Map<string, number>();

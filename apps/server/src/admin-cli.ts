@@ -4,7 +4,7 @@
 // Exit codes: 0 done; 1 refused (the error's code is named: not_found, invalid_parameter, conflict); 2 bad usage;
 // 3 could not run (configuration, database).
 import path from "node:path";
-import { adminConsole, type ConsoleActor } from "@gw/api/console/service";
+import { adminConsole, type ConsoleActor } from "@gw/api";
 import { loadConfig, type Config } from "@gw/config";
 import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import { dollarsToMicros, isAppError, microsToDollars, systemClock } from "@gw/shared";

@@ -7,7 +7,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { createLedger } from "@gw/billing/ledger/index";
+import { createLedger } from "@gw/billing";
 import { loadConfig, loadEnvFile } from "@gw/config";
 import { connectDatabase, startFerretdb, type EmbeddedMongo } from "@gw/db";
 import { systemClock } from "@gw/shared";

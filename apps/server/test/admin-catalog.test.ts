@@ -3,7 +3,7 @@
 // a request already held, one of two racing edits refused 409, every edit in the audit log.
 import { DEFAULT_PLANS } from "@gw/config";
 import { randomBase62 } from "@gw/shared";
-import { FAKE_KEYS, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { FAKE_KEYS, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { textCost } from "@gw/gateway";
 import { call, RELAXED_LIMITS, uniqueEmail, verifiedUser } from "./auth-helpers";

@@ -1,6 +1,6 @@
 // CONTRACT 12: GET /api/admin/overview over real HTTP, its figures exact for known traffic: credit purchases and a
 // refund (revenue by day), admin adjustments (credits granted and taken back), charged requests by model, top accounts.
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { call, login, RELAXED_LIMITS, uniqueEmail, verifiedUser } from "./auth-helpers";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { credit } from "./support/gateway-fixtures";
 import { call, login, mailsTo, PASSWORD, RELAXED_LIMITS, signup, uniqueEmail, verifiedUser } from "./auth-helpers";

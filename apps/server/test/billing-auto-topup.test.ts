@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
 import { randomBase62 } from "@gw/shared";
-import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeStripe, type FakeStripe, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { call, mailsTo, RELAXED_LIMITS, verifiedUser } from "./auth-helpers";
 import { deliver, expectLedgerConsistent, stripeEvent } from "./billing-support";
 import { startTestServer, type TestServer } from "./harness";

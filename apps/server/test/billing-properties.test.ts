@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@gw/shared";
-import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { startFakeStripe, type FakeStripe } from "@gw/test-support";
 import { deliver, expectLedgerConsistent, stripeEvent } from "./billing-support";
 import { startTestServer, type TestServer } from "./harness";
 

@@ -2,7 +2,7 @@
 import Stripe from "stripe";
 import { afterAll, beforeAll, expect } from "vitest";
 import { newId } from "@gw/shared";
-import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { startFakeStripe, type FakeStripe } from "@gw/test-support";
 import { RELAXED_LIMITS } from "./auth-helpers";
 import { startTestServer, type TestServer } from "./harness";
 

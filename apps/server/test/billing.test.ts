@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeStripe, type FakeStripe } from "@gw/test-support/fake-stripe";
+import { startFakeStripe, type FakeStripe } from "@gw/test-support";
 import { call, PASSWORD, RELAXED_LIMITS, signup, login, uniqueEmail, verifiedUser, mailsTo } from "./auth-helpers";
 import { deliver, expectLedgerConsistent, stripeEvent } from "./billing-support";
 import { startTestServer, type TestServer } from "./harness";

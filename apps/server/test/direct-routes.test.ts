@@ -2,7 +2,7 @@ import http from "node:http";
 import { gzipSync } from "node:zlib";
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { fundedUser, type FundedUser } from "./support/gateway-fixtures";
 

@@ -4,7 +4,7 @@ import zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, DEFAULT_PLANS } from "@gw/config";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson, type FundedUser } from "./support/gateway-fixtures";
 

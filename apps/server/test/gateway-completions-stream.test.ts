@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
 import { countTokens } from "@gw/providers";
-import { fakeChatReply, fakeCompletion, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeCompletion, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 

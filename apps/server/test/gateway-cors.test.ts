@@ -1,7 +1,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { dollarsToMicros } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { authHeaders, balanceMicros, fundedUser, readJson, type FundedUser } from "./support/gateway-fixtures";
 

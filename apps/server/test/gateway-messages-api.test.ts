@@ -4,7 +4,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { Tool } from "@anthropic-ai/sdk/resources/messages";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
-import { fakeChatReply, fakeToolCall } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeToolCall } from "@gw/test-support";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 

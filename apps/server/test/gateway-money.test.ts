@@ -1,7 +1,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { countTokens } from "@gw/providers";
-import { FAKE_IMAGE_TOKENS, fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { FAKE_IMAGE_TOKENS, fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { IMAGE_PART_TOKENS, IdempotencyStore } from "@gw/gateway";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";

@@ -1,8 +1,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import OpenAI, { toFile } from "openai";
 import { describe, expect, it } from "vitest";
-import { pcmWav } from "@gw/test-support/audio-files";
-import { fakeSpeech, TINY_PNG } from "@gw/test-support/fake-upstreams/index";
+import { pcmWav, fakeSpeech, TINY_PNG } from "@gw/test-support";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 

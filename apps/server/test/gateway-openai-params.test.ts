@@ -1,7 +1,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { describe, expect, it } from "vitest";
-import { decodeBase64Floats } from "@gw/providers/openai/transform";
-import { fakeEmbedding } from "@gw/test-support/fake-upstreams/index";
+import { decodeBase64Floats } from "@gw/providers";
+import { fakeEmbedding } from "@gw/test-support";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { fakeEmbedding } from "@gw/test-support/fake-upstreams/index";
+import { fakeEmbedding } from "@gw/test-support";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 

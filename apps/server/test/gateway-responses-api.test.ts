@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import type { FunctionTool } from "openai/resources/responses/responses";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
-import { fakeChatReply, fakeToolCall } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeToolCall } from "@gw/test-support";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 

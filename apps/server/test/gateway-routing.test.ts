@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_PLANS, type ModelDefinition } from "@gw/config";
 import { COOLDOWN_FIRST_MS, COOLDOWN_MAX_MS, type TextUsage } from "@gw/providers";
-import { FakeAnthropic, FakeOpenAi, fakeChatReply, type FakeServer } from "@gw/test-support/fake-upstreams/index";
+import { FakeAnthropic, FakeOpenAi, fakeChatReply, type FakeServer } from "@gw/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson, type FundedUser } from "./support/gateway-fixtures";

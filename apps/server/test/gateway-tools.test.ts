@@ -3,7 +3,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
-import { fakeChatReply, fakeToolCall } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeToolCall } from "@gw/test-support";
 import { balanceMicros, postJson, readJson } from "./support/gateway-fixtures";
 import { useSdkHarness } from "./support/sdk-harness";
 

@@ -1,9 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import { DEFAULT_PLANS } from "@gw/config";
-import type { ApiKeyService } from "@gw/auth/api-keys/index";
+import type { ApiKeyService } from "@gw/auth";
 import { randomBase62 } from "@gw/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 import { startRedis } from "./support/redis";

@@ -4,7 +4,7 @@ import path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_MODELS } from "@gw/config";
-import { FAKE_KEYS, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { FAKE_KEYS, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { authHeaders, balanceMicros, fundedUser, postJson, type FundedUser, readJson } from "./support/gateway-fixtures";
 

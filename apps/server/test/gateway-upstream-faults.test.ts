@@ -4,7 +4,7 @@ import OpenAI from "openai";
 import { DEFAULT_PLANS } from "@gw/config";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "@gw/providers";
-import { fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 

@@ -1,5 +1,5 @@
 import { DEFAULT_PLANS } from "@gw/config";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, credit, postJson, readJson } from "./support/gateway-fixtures";

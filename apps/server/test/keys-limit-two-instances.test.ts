@@ -1,8 +1,8 @@
 import type { ChildProcess } from "node:child_process";
 import { DEFAULT_PLANS } from "@gw/config";
-import { KEY_SPEND_COLLECTION } from "@gw/billing/key-spend/key-spend";
+import { KEY_SPEND_COLLECTION } from "@gw/billing";
 import { randomBase62 } from "@gw/shared";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, credit, postJson, readJson } from "./support/gateway-fixtures";

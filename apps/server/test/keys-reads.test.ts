@@ -4,7 +4,7 @@
 import { mongo } from "mongoose";
 import { pino } from "pino";
 import { afterAll, describe, expect, inject, it, vi } from "vitest";
-import { ApiKeyService, generateApiKey, localRevocationBus } from "@gw/auth/api-keys/index";
+import { ApiKeyService, generateApiKey, localRevocationBus } from "@gw/auth";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
 

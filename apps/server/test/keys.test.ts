@@ -1,5 +1,5 @@
 import { readCookie, SESSION_COOKIE } from "@gw/auth";
-import type { Principal } from "@gw/api/app-context";
+import type { Principal } from "@gw/api";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { balanceMicros, fundedUser, postJson, readJson } from "./support/gateway-fixtures";
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support/fake-oauth";
+import { startFakeOAuth, type FakeOAuthServer } from "@gw/test-support";
 import { startTestServer, type TestServer } from "./harness";
 import { call, cookieFrom, login, RELAXED_LIMITS, sessionCookie, signup, uniqueEmail, verifiedUser } from "./auth-helpers";
 

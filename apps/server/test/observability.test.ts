@@ -1,6 +1,6 @@
 import { DEFAULT_PLANS } from "@gw/config";
 import { isSpanContextValid, trace } from "@opentelemetry/api";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/http/logger";
 import { startTestServer, type TestServer } from "./harness";

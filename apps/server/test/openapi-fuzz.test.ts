@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_PLANS } from "@gw/config";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { verifiedUser } from "./auth-helpers";
 import { startTestServer, type TestServer } from "./harness";
 import { credit } from "./support/gateway-fixtures";

@@ -5,9 +5,9 @@
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "@gw/db";
-import type { Ledger } from "@gw/billing/ledger/index";
+import type { Ledger } from "@gw/billing";
 import { newId } from "@gw/shared";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { call, RELAXED_LIMITS, verifiedUser } from "./auth-helpers";
 import { freshDatabaseUri, openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";

@@ -3,7 +3,7 @@
 // produced (CONTRACT 6), and the instance exits, also with MONGODB_URI set (an instance of a multi-instance setup).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@gw/db";
-import type { Ledger } from "@gw/billing/ledger/index";
+import type { Ledger } from "@gw/billing";
 import { dollarsToMicros, newId } from "@gw/shared";
 import { call, verifiedUser } from "./auth-helpers";
 import { freshDatabaseUri, openLedger } from "./support/direct-ledger";

@@ -3,9 +3,9 @@
 // for good (an identity is swept once) and its own requests are refused with the user's balance sitting in them.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "@gw/db";
-import type { Ledger } from "@gw/billing/ledger/index";
+import type { Ledger } from "@gw/billing";
 import { dollarsToMicros, newId } from "@gw/shared";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { call, verifiedUser } from "./auth-helpers";
 import { freshDatabaseUri, openLedger } from "./support/direct-ledger";
 import { startServerProcess, type ServerProcess } from "./support/server-process";

@@ -3,8 +3,7 @@
 // written before the chains.
 import { mongo } from "mongoose";
 import { afterAll, describe, expect, inject, it, vi } from "vitest";
-import { subscriptionSnapshotStore } from "@gw/billing/store/subscription-snapshots";
-import type { SubscriptionSnapshot } from "@gw/billing/subscription-state";
+import { subscriptionSnapshotStore, type SubscriptionSnapshot } from "@gw/billing";
 import { connectDatabase, type Database } from "@gw/db";
 import { randomBase62 } from "@gw/shared";
 

@@ -1,7 +1,7 @@
 import { DEFAULT_PLANS } from "@gw/config";
-import { LEDGER_COLLECTION } from "@gw/billing/ledger/index";
+import { LEDGER_COLLECTION } from "@gw/billing";
 import { newId } from "@gw/shared";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./harness";
 import { credit, postJson, readJson } from "./support/gateway-fixtures";

@@ -2,10 +2,9 @@
 // (the brute force), for two instances writing at once, any range, model, key, endpoint and status, and no filter but `_id` equality.
 import { Collection } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { createLedger, LEDGER_COLLECTION, type Ledger } from "@gw/billing/ledger/index";
+import { createLedger, LEDGER_COLLECTION, type Ledger, USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
-import { USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 
 const DAY_MS = 86_400_000;
 const START = Date.parse("2026-03-01T22:00:00Z");

@@ -2,7 +2,7 @@
 // delivered twice: the outcome is the same in every order (CONTRACT 6: out-of-order safe, balance never below zero).
 import { describe, expect, it } from "vitest";
 import { newId } from "@gw/shared";
-import type { FakeStripe } from "@gw/test-support/fake-stripe";
+import type { FakeStripe } from "@gw/test-support";
 import { deliver, stripeEvent, webhookStand } from "./billing-support";
 import type { TestServer } from "./harness";
 

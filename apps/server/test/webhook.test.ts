@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
-import { ChainWriter } from "@gw/billing/ledger/chain-writer";
+import { ChainWriter } from "@gw/billing";
 import { newId } from "@gw/shared";
-import type { FakeStripe } from "@gw/test-support/fake-stripe";
+import type { FakeStripe } from "@gw/test-support";
 import { call, mailsTo, verifiedUser } from "./auth-helpers";
 import { deliver, deliverConcurrently, expectLedgerConsistent, stripeEvent, webhookStand } from "./billing-support";
 import { startTestServer, type TestServer } from "./harness";

@@ -4,14 +4,11 @@ import type { Clock } from "@gw/shared";
 import type { Redis } from "ioredis";
 import type { Request } from "express";
 import type { Logger } from "pino";
-import type { Billing } from "@gw/billing";
-import type { Ledger } from "@gw/billing/ledger/index";
-import type { KeySpend } from "@gw/billing/key-spend/key-spend";
-import type { ApiKeyManager } from "@gw/auth/api-keys/index";
+import type { Billing, Ledger, KeySpend } from "@gw/billing";
+import type { ApiKeyManager, AccountHooks, ApiKeyVerifier, AuthServices, CredentialVerifier, Principal } from "@gw/auth";
 import type { HealthChecks } from "./status/health-checks";
 import type { Catalog } from "./catalog/catalog";
 import type { AuditLog } from "./console/audit-log";
-import type { AccountHooks, ApiKeyVerifier, AuthServices, CredentialVerifier, Principal } from "@gw/auth";
 import type { RateLimits, RateLimitState } from "@gw/limits";
 
 export type { ApiKeyVerifier, Principal, RateLimits, RateLimitState };

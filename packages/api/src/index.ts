@@ -1,1 +1,15 @@
 export type * from "./app-context";
+export { Catalog } from "./catalog/catalog";
+export { AuditLog } from "./console/audit-log";
+export { adminConsole } from "./console/service";
+export type { ConsoleActor } from "./console/service";
+export { appErrorFromZod, toApiError } from "./errors";
+export { buildOpenApiDocument } from "./openapi";
+export type { GatewayOperation } from "./openapi";
+export { appRouter } from "./root";
+export type { AppRouter } from "./root";
+export { databaseHealthCheck } from "./status/database-check";
+export { createHealthChecks } from "./status/health-checks";
+export { lockBodyCoercion } from "./strict-body-types";
+export { createApiContext, trpcErrorShape } from "./trpc";
+export type { ApiContext } from "./trpc";

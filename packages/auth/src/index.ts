@@ -14,3 +14,7 @@ export {
   type ApiKeyVerifier, type CredentialFailure, type CredentialRequest, type CredentialResult, type CredentialVerifier, type Principal, type VerifyOptions,
 } from "./credentials/credential-verifier";
 export { sessionPrincipal, type SessionPrincipal } from "./credentials/session-principal";
+export { ApiKeyService, NO_CONTROLS, checkKeyModel, generateApiKey, localRevocationBus, parseIpOrCidr, redisRevocationBus } from "./api-keys/index";
+export type { ApiKeyManager, ApiKeySummary, KeyControls } from "./api-keys/index";
+export { KEY_PREFIX_LENGTH } from "./api-keys/key-format";
+export { createMailer } from "./mail/mailer";

@@ -13,3 +13,4 @@ export { seededRandom, type Random } from "./routing/weighted-choice";
 export { type ChatStreamEncoder, type TranslatedChat } from "./translate/chat-call";
 export { chatToMessage, countTokensApiBody, messagesApiBody, messagesErrorBody, messagesToChat, MessagesStreamEncoder, type MessagesApiBody } from "./translate/messages-api";
 export { chatToOutcome, responseObject, responsesApiBody, responsesToChat, ResponsesStreamEncoder, type ResponseOutcome, type ResponsesApiBody } from "./translate/responses-api";
+export { decodeBase64Floats } from "./openai/transform";

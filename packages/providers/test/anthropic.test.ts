@@ -1,5 +1,5 @@
 // Anthropic Messages adapter against the fake Anthropic upstream over real HTTP.
-import { fakeChatReply, fakeToolCall, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeToolCall, FAKE_KEYS } from "@gw/test-support";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { StreamInterruptedError } from "../src/text-stream";
 import type { ChatMessage, ChatStreamEvent } from "../src/types";

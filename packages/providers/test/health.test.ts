@@ -1,6 +1,6 @@
 // checkHealth against the fakes: healthy, failing, hanging and unconfigured providers.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { FAKE_KEYS } from "@gw/test-support";
 import { createProviderGateway } from "../src/create-provider-gateway";
 import { startProviderHarness, type ProviderHarness } from "./helpers";
 

@@ -1,6 +1,6 @@
 // Shared setup of the provider suites: every fake upstream on real HTTP and a gateway with short timings.
 import { loadConfig, type Config, type ModelDefinition } from "@gw/config";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { findModel } from "../src/catalog";
 import { createProviderGateway } from "../src/create-provider-gateway";
 import type { ProviderGateway } from "../src/types";

@@ -1,5 +1,5 @@
 // Image adapters: OpenAI Images (imageA) and Flux submit + poll (imageB), against the fakes over real HTTP.
-import { FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { FAKE_KEYS } from "@gw/test-support";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ImageRequest } from "../src/types";
 import { caught, noAbort, startProviderHarness, type ProviderHarness } from "./helpers";

@@ -1,6 +1,6 @@
 // OpenAI-protocol adapter against the fake OpenAI upstream over real HTTP, including the shared client's
 // retries, timeouts and aborts.
-import { fakeChatReply, fakeCompletion, fakeEmbedding, fakeToolCall, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { fakeChatReply, fakeCompletion, fakeEmbedding, fakeToolCall, FAKE_KEYS } from "@gw/test-support";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createProviderGateway } from "../src/create-provider-gateway";
 import { StreamInterruptedError } from "../src/text-stream";

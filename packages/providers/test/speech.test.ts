@@ -1,5 +1,5 @@
 // ElevenLabs adapter: voices (cached, case-insensitive), TTS, STS and STT against the fake over real HTTP.
-import { fakeSpeech, fakeTranscription, FAKE_KEYS } from "@gw/test-support/fake-upstreams/index";
+import { fakeSpeech, fakeTranscription, FAKE_KEYS } from "@gw/test-support";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createProviderGateway } from "../src/create-provider-gateway";
 import { caught, noAbort, startProviderHarness, type ProviderHarness } from "./helpers";

@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from "@gw/api/openapi";
+import { buildOpenApiDocument } from "@gw/api";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { gatewayOperations } from "../gateway/openapi";
 

@@ -1,8 +1,5 @@
 import type { Request, RequestHandler, Response } from "express";
-import { createApiContext, type ApiContext } from "@gw/api/trpc";
-import { toApiError } from "@gw/api/errors";
-import { appRouter } from "@gw/api/root";
-import { lockBodyCoercion } from "@gw/api/strict-body-types";
+import { createApiContext, type ApiContext, toApiError, appRouter, lockBodyCoercion } from "@gw/api";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import type { AppContext } from "../context";
 import { replaceNextErrorBody, writeRestError } from "./rest-errors";

@@ -1,9 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
-import { createApiContext, trpcErrorShape } from "@gw/api/trpc";
-import { toApiError } from "@gw/api/errors";
+import { createApiContext, trpcErrorShape, toApiError, appRouter } from "@gw/api";
 import { AppError } from "@gw/shared";
-import { appRouter } from "@gw/api/root";
 import type { AppContext } from "../context";
 import { fromBodyParser } from "../http/errors";
 import { jsonParser } from "../http/json-body";

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { z } from "zod";
-import { appErrorFromZod } from "@gw/api/errors";
+import { appErrorFromZod } from "@gw/api";
 import { AppError } from "@gw/shared";
 import { objectBodyError, unsupportedBodyType } from "../api/object-body";
 import { statusFormUnavailable } from "../api/rest-errors";

@@ -1,6 +1,5 @@
-import type { AuthServices } from "@gw/auth";
+import { type AuthServices, createMailer } from "@gw/auth";
 import type { BillingNotifier } from "@gw/billing";
-import { createMailer } from "@gw/auth/mail/mailer";
 import type { ServiceBase } from "../services";
 
 const usd = (dollars: number): string => `${dollars.toFixed(2)} USD`;

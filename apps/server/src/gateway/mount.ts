@@ -1,9 +1,8 @@
 import { Router, type Express, type RequestHandler, type Response } from "express";
-import { freePlan } from "@gw/billing/catalog";
+import { freePlan, UsageRepository } from "@gw/billing";
 import { IdempotencyStore, Metering, ResponseStore } from "@gw/gateway";
 import { RequestLimits, setRateLimitHeaders } from "@gw/limits";
-import { createProviderGateway } from "@gw/providers";
-import type { ProviderGateway } from "@gw/providers";
+import { createProviderGateway, type ProviderGateway } from "@gw/providers";
 import { AppError } from "@gw/shared";
 import type { AppContext } from "../context";
 import { apiCors } from "../http/cors";
@@ -23,7 +22,6 @@ import { MODEL_ENTRY_PATH, model, models } from "./routes/models";
 import { audioSpeech, audioTranscriptions, imagesGenerations, moderations } from "./routes/openai-media";
 import { createResponse, deleteResponse, getResponse } from "./routes/responses";
 import { task } from "./routes/task";
-import { UsageRepository } from "@gw/billing";
 import { usageRoute } from "./usage/usage-route";
 
 /**

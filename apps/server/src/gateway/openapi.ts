@@ -1,7 +1,7 @@
 // The gateway's routes in the OpenAPI document (CONTRACT 9): request schemas generated from the zod schemas the
 // routes parse with, so the document states what the routes accept; answers described after OpenAI's and
 // Anthropic's references. Merged into /api/openapi.json by buildOpenApiDocument.
-import type { GatewayOperation } from "@gw/api/openapi";
+import type { GatewayOperation } from "@gw/api";
 import { countTokensApiBody, messagesApiBody, responsesApiBody } from "@gw/providers";
 import type { ErrorCode } from "@gw/shared";
 import { z } from "zod";

@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import { KEY_PREFIX_LENGTH } from "@gw/auth/api-keys/key-format";
+import { KEY_PREFIX_LENGTH } from "@gw/auth";
 import { bearerToken } from "@gw/shared";
 import type { RequestObservation } from "./request-observation";
 

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { LedgerStats } from "@gw/billing/ledger/index";
+import type { LedgerStats } from "@gw/billing";
 
 /** Request latencies: from a cached refusal (milliseconds) to a long image or stream (minutes). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

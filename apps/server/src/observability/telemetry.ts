@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Request, RequestHandler, Response } from "express";
 import type { Config } from "@gw/config";
-import type { LedgerStats } from "@gw/billing/ledger/index";
+import type { LedgerStats } from "@gw/billing";
 import { AppError, bearerToken } from "@gw/shared";
 import type { Logger } from "pino";
 import { accessLogLine, gatewayOutcome } from "./access-log";

@@ -1,6 +1,6 @@
 import { inject } from "vitest";
 import { connectDatabase, type Database } from "@gw/db";
-import { createLedger, type Ledger } from "@gw/billing/ledger/index";
+import { createLedger, type Ledger } from "@gw/billing";
 import { randomBase62, systemClock } from "@gw/shared";
 
 /** A database of its own on the suite's FerretDB (`<prefix>_<random>`), for gateway processes started by one test file. */

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support/fake-upstreams/index";
+import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { startTestServer, type TestServer, type TestServerOptions } from "../harness";
 import { fundedUser, type FundedUser } from "./gateway-fixtures";
 

@@ -1,4 +1,4 @@
-import { LEDGER_COLLECTION } from "@gw/billing/ledger/repository";
+import { LEDGER_COLLECTION } from "@gw/billing";
 import { microsToDollars } from "@gw/shared";
 import type { AppContext } from "../app-context";
 

@@ -1,4 +1,4 @@
-import { LEDGER_COLLECTION } from "@gw/billing/ledger/index";
+import { LEDGER_COLLECTION } from "@gw/billing";
 import type { Database } from "@gw/db";
 
 /** What a user's requests cost over a period: the `settle` entries of the ledger (one per request). Micro-dollars. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { parseIpOrCidr, type ApiKeySummary, type KeyControls } from "@gw/auth/api-keys/index";
-import type { KeyUsage } from "@gw/billing/key-spend/key-spend";
+import { parseIpOrCidr, type ApiKeySummary, type KeyControls } from "@gw/auth";
+import type { KeyUsage } from "@gw/billing";
 import { AppError, LIMIT_RESETS, dollarsToMicros, invalidParameter, microsToDollars } from "@gw/shared";
 import type { AppContext } from "../app-context";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NO_CONTROLS } from "@gw/auth/api-keys/index";
+import { NO_CONTROLS } from "@gw/auth";
 import { AppError } from "@gw/shared";
 import { displayName } from "../display-name";
 import { decodedPathId, pathIdField } from "../path-id";

@@ -1,5 +1,4 @@
-import type { Ledger } from "@gw/billing";
-import type { KeyLimit, KeySpend } from "@gw/billing/key-spend/key-spend";
+import type { Ledger, KeyLimit, KeySpend } from "@gw/billing";
 import { AppError, microsToDollars, newId } from "@gw/shared";
 
 /** The spend limit of the request's API key (CONTRACT 10), held beside the credits: see MeteredRequest.keyBudget. */

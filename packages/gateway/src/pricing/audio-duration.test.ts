@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lowBitrateMp3, MP3_128K_FRAME_SECONDS, pcmWav, taggedMp3 } from "@gw/test-support/audio-files";
+import { lowBitrateMp3, MP3_128K_FRAME_SECONDS, pcmWav, taggedMp3 } from "@gw/test-support";
 import { declaredAudioSeconds } from "./audio-duration";
 import { mpegSecondsAtMost } from "./mpeg-frames";
 

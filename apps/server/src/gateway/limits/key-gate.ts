@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { checkKeyModel } from "@gw/auth/api-keys/index";
+import { checkKeyModel } from "@gw/auth";
 import { setRateLimitHeaders } from "@gw/limits";
 import type { GatewayDeps } from "../deps";
 import { principalOf } from "../http/auth";

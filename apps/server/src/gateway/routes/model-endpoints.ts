@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "@gw/config";
-import { listModels, type ModelListEntry } from "@gw/providers/catalog";
+import { listModels, type ModelListEntry } from "@gw/providers";
 
 // The routes that serve each model (CONTRACT 9: `endpoints` of the /v1/models entries), as the routes decide it.
 

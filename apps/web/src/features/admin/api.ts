@@ -1,7 +1,7 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { getQueryKey } from "@trpc/react-query";
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@gw/api/root";
+import type { AppRouter } from "@gw/api";
 import { trpc } from "../../trpc";
 
 // The operator console (CONTRACT 12). The server refuses every admin call from a non-admin; the dashboard only

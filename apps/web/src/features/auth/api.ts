@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@gw/api/root";
+import type { AppRouter } from "@gw/api";
 import { ApiError, normalizeError, sessionLossCode } from "../../lib/api-error";
 import { recordSessionLoss } from "../../lib/session-events";
 import { trpc } from "../../trpc";

@@ -2,7 +2,7 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { getQueryKey } from "@trpc/react-query";
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import { useEffect, useRef, useState } from "react";
-import type { AppRouter } from "@gw/api/root";
+import type { AppRouter } from "@gw/api";
 import { useSubmitGuard } from "../../lib/submit-guard";
 import { trpc } from "../../trpc";
 

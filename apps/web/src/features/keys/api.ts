@@ -1,5 +1,5 @@
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@gw/api/root";
+import type { AppRouter } from "@gw/api";
 import { trpc } from "../../trpc";
 
 type Outputs = inferRouterOutputs<AppRouter>["keys"];

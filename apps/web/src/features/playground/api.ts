@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import type { ModelListEntry, PublicPricing } from "@gw/providers/catalog";
+import type { ModelListEntry, PublicPricing } from "@gw/providers";
 import { ApiError, isSessionLost, toApiError } from "../../lib/api-error";
 import { apiFetch, apiRequest } from "../../lib/http";
 import { notifySessionLost } from "../../lib/session-events";
