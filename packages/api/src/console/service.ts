@@ -6,7 +6,7 @@ import { AppError, invalidParameter, microsToDollars, newId } from "@gw/shared";
 import type { AppContext } from "../app-context";
 import { activeAdminIds, isAdmin } from "./admins";
 import type { AuditActor, AuditEntry } from "./audit-log";
-import { spendSince } from "./spend";
+import { spend30d } from "./spend";
 
 /** Who acts, and from where (the audit log's actor and IP). */
 export interface ConsoleActor extends AuditActor {
@@ -45,8 +45,6 @@ export interface AdminUserDetail {
   usage_30d: { requests: number; cost: number; by_model: Array<{ model: string; requests: number; cost: number }> };
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
 const statusOf = (user: User): UserStatus => (user.suspendedAt ? "suspended" : "active");
 
 /** A live (not deleted) account, else 404 not_found. */
@@ -56,9 +54,9 @@ async function liveUser(ctx: AppContext, userId: string): Promise<User> {
   return user;
 }
 
-async function userRow(ctx: AppContext, user: User): Promise<AdminUserRow> {
-  const since = new Date(ctx.clock.now() - 30 * DAY_MS);
-  const [plan, balance, spend] = await Promise.all([ctx.plans.planFor(user.id), ctx.ledger.balance(user.id), spendSince(ctx.db, user.id, since)]);
+/** `spend30`: the account's 30-day spend, when the caller reads it too */
+async function userRow(ctx: AppContext, user: User, spend30 = spend30d(ctx, user.id)): Promise<AdminUserRow> {
+  const [plan, balance, spend] = await Promise.all([ctx.plans.planFor(user.id), ctx.ledger.balance(user.id), spend30]);
   return {
     id: user.id, email: user.email, name: user.name, plan: plan.id, balance: microsToDollars(balance),
     spend_30d: microsToDollars(spend.cost), status: statusOf(user), created_at: user.createdAt.toISOString(),
@@ -102,12 +100,12 @@ export const adminConsole = {
 
   async userDetail(ctx: AppContext, userId: string): Promise<AdminUserDetail> {
     const user = await liveUser(ctx, userId);
-    const since = new Date(ctx.clock.now() - 30 * DAY_MS);
+    const spend30 = spend30d(ctx, user.id);
     const [row, subscription, keys, spend] = await Promise.all([
-      userRow(ctx, user),
+      userRow(ctx, user, spend30),
       ctx.billing.subscription(user.id),
       ctx.apiKeys.listActive(user.id),
-      spendSince(ctx.db, user.id, since),
+      spend30,
     ]);
     return {
       user: { ...row, email_verified: user.emailVerified, admin: isAdmin(ctx, user) },

@@ -1,33 +1,31 @@
-import { LEDGER_COLLECTION } from "@gw/billing";
-import type { Database } from "@gw/db";
+import type { AppContext } from "../app-context";
 
-/** What a user's requests cost over a period: the `settle` entries of the ledger (one per request). Micro-dollars. */
+/** What a user's requests cost over a period: the usage records of its `settle` entries (one per request). Micro-dollars. */
 export interface SpendSummary {
   requests: number;
   cost: number;
+  /** by model name, sorted */
   by_model: Map<string, { requests: number; cost: number }>;
 }
 
-interface SettleDoc {
-  cost?: number;
-  meta?: { model?: string };
-}
+const SPEND_DAYS = 30;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** Summed here, not with $group: FerretDB answers `$sum: "$field"` with 0 (see the usage repository). */
-export async function spendSince(db: Database, userId: string, since: Date): Promise<SpendSummary> {
-  const docs = await db.connection.collection<SettleDoc>(LEDGER_COLLECTION)
-    .find({ userId, kind: "settle", createdAt: { $gte: since } }, { projection: { _id: 0, cost: 1, "meta.model": 1 } })
-    .toArray();
+/**
+ * The last 30 days' spend of one account, from the usage totals (UsageRepository): they walk the account's ledger
+ * chain by `_id`, so the read costs that account's entries whatever the size of the ledger.
+ */
+export async function spend30d(ctx: Pick<AppContext, "usage" | "clock">, userId: string): Promise<SpendSummary> {
+  const now = ctx.clock.now();
+  const rows = await ctx.usage.totals({ userId, from: new Date(now - SPEND_DAYS * DAY_MS), to: new Date(now + 1) });
   const summary: SpendSummary = { requests: 0, cost: 0, by_model: new Map() };
-  for (const doc of docs) {
-    const cost = doc.cost ?? 0;
-    summary.requests += 1;
-    summary.cost += cost;
-    const model = doc.meta?.model ?? "unknown";
-    const row = summary.by_model.get(model) ?? { requests: 0, cost: 0 };
-    row.requests += 1;
-    row.cost += cost;
-    summary.by_model.set(model, row);
+  for (const row of [...rows].sort((a, b) => a.model.localeCompare(b.model))) {
+    summary.requests += row.requests;
+    summary.cost += row.costMicros;
+    const model = summary.by_model.get(row.model) ?? { requests: 0, cost: 0 };
+    model.requests += row.requests;
+    model.cost += row.costMicros;
+    summary.by_model.set(row.model, model);
   }
   return summary;
 }

@@ -1,4 +1,5 @@
-import { Schema, trusted, type Connection } from "mongoose";
+import { Schema, type Connection } from "mongoose";
+import { findByIds } from "@gw/db";
 import { isDuplicateKey, modelOn } from "./model";
 
 /** A credit purchase we asked the processor for; the webhook grants it once the money arrives. */
@@ -53,6 +54,7 @@ export interface PurchaseStore {
 
 export function purchaseStore(connection: Connection): PurchaseStore {
   const model = modelOn(connection, "BillingPurchase", schema);
+  const docs = connection.collection<PurchaseDoc>(model.collection.collectionName);
   return {
     async insert(purchase) {
       const { id, ...rest } = purchase;
@@ -81,9 +83,9 @@ export function purchaseStore(connection: Connection): PurchaseStore {
       const doc = await model.findById(id).lean<PurchaseDoc>();
       return doc ? toPurchase(doc) : null;
     },
+    // one `_id` lookup each: FerretDB answers `$in` by reading the whole collection
     async byIds(ids) {
-      if (ids.length === 0) return [];
-      return (await model.find({ _id: trusted({ $in: ids }) }).lean<PurchaseDoc[]>()).map(toPurchase);
+      return (await findByIds(docs, ids)).map(toPurchase);
     },
     async byPaymentIntent(paymentIntentId) {
       const doc = await model.findOne({ paymentIntentId }).sort({ createdAt: -1 }).lean<PurchaseDoc>();

@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import { principalOf } from "../http/auth";
 import { parseOrThrow } from "../http/validate";
 import { streamCsv } from "./csv";
-import type { UsageRecord, UsageRepository, UsageTotalsRow } from "@gw/billing";
+import type { UsageRecord, UsageTotalsRow } from "@gw/billing";
 
 const DAY_MS = 86_400_000;
 const MAX_RANGE_DAYS = 366;
@@ -107,7 +107,8 @@ function finish<T extends Sums & { costMicros?: number }>(s: T): Omit<T, "costMi
  * or every record of the range as CSV. Counted against the `usage` limit, whose
  * X-RateLimit-* it carries; mounted with no-store (per-user data).
  */
-export function usageRoute(ctx: AppContext, repo: UsageRepository) {
+export function usageRoute(ctx: AppContext) {
+  const repo = ctx.usage;
   return async (req: Request, res: Response) => {
     const { userId } = principalOf(res);
     setRateLimitHeaders(res, await ctx.limits.consume("usage", userId));
