@@ -3,7 +3,7 @@ import type { Database } from "@gw/db";
 import type { Clock } from "@gw/shared";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { createLedger, KeySpend, createPlanResolver, createBilling } from "@gw/billing";
+import { createLedger, KeySpend, createPlanResolver, createBilling, UsageRepository } from "@gw/billing";
 import { ApiKeyService, localRevocationBus, redisRevocationBus, createAuthServices, createCredentialVerifier } from "@gw/auth";
 import { databaseHealthCheck, createHealthChecks, Catalog, AuditLog } from "@gw/api";
 import { createRateLimits } from "@gw/limits";
@@ -73,6 +73,7 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
     redis,
     ledger,
     keySpend,
+    usage: new UsageRepository(base.db),
     apiKeys,
     limits,
     healthChecks,

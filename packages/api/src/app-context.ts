@@ -4,7 +4,7 @@ import type { Clock } from "@gw/shared";
 import type { Redis } from "ioredis";
 import type { Request } from "express";
 import type { Logger } from "pino";
-import type { Billing, Ledger, KeySpend } from "@gw/billing";
+import type { Billing, Ledger, KeySpend, UsageRepository } from "@gw/billing";
 import type { ApiKeyManager, AccountHooks, ApiKeyVerifier, AuthServices, CredentialVerifier, Principal } from "@gw/auth";
 import type { HealthChecks } from "./status/health-checks";
 import type { Catalog } from "./catalog/catalog";
@@ -41,6 +41,8 @@ export interface AppContext {
   ledger: Ledger;
   /** each API key's spend per period, held and settled beside the balance (CONTRACT 10) */
   keySpend: KeySpend;
+  /** the usage records (the ledger's settle entries) read by GET /api/usage and `usage.list` */
+  usage: UsageRepository;
   apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;
   /** session or API key, as every route that takes either decides it */

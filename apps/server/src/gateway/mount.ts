@@ -1,5 +1,5 @@
 import { Router, type Express, type RequestHandler, type Response } from "express";
-import { freePlan, UsageRepository } from "@gw/billing";
+import { freePlan } from "@gw/billing";
 import { IdempotencyStore, Metering, ResponseStore } from "@gw/gateway";
 import { RequestLimits, setRateLimitHeaders } from "@gw/limits";
 import { createProviderGateway, type ProviderGateway } from "@gw/providers";
@@ -70,7 +70,6 @@ export async function mountGateway(
 ): Promise<void> {
   ctx.onShutdown(() => providers.close());
   ctx.catalog.onChange(() => providers.reloadCatalog());
-  const usageRepo = new UsageRepository(ctx.db);
   // A slot outlives the longest upstream call, so slots of a crashed instance free themselves.
   const limits = new RequestLimits({ redis: ctx.redis, logger: ctx.logger, slotTtlMs: ctx.config.upstream.requestTimeoutMs + 60_000, now: () => ctx.clock.now() });
   const deps: GatewayDeps = {
@@ -133,7 +132,7 @@ export async function mountGateway(
     ["GET", "/v1/models", [...limited, models(deps)]],
     ["GET", "/api/v1/models", [...limited, models(deps)]],
     // its own `usage` limit, not the plan's, counts it
-    ["GET", "/api/usage", [usageAuth, usageRoute(ctx, usageRepo)]],
+    ["GET", "/api/usage", [usageAuth, usageRoute(ctx)]],
   ];
   // Each route twice: directly (the hot path) and in the Express router (other spellings of the path, HEAD, and
   // CORS preflights: OPTIONS never takes a direct route).
