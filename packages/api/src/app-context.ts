@@ -41,7 +41,7 @@ export interface AppContext {
   ledger: Ledger;
   /** each API key's spend per period, held and settled beside the balance (CONTRACT 10) */
   keySpend: KeySpend;
-  /** the usage records (settle entries' `meta`) read back by `_id`: GET /api/usage and the console's spend */
+  /** the usage records (settle entries' `meta`) read back by `_id`: GET /api/usage, `usage.list`, the console's spend */
   usage: UsageRepository;
   apiKeys: ApiKeyVerifier & ApiKeyManager;
   sessions: SessionReader;

@@ -1,9 +1,12 @@
 import type { ErrorCode } from "@gw/shared";
+import { z } from "zod";
+import { usageAnswerSchema, usageQuerySchema } from "./usage/schemas";
 
 /**
  * The `/api` routes served by Express rather than generated from the routers (the credits route's flat errors, the
- * webhook's raw body, the OAuth redirects, DELETE /api/auth/me's JSON body, the gateway's usage API), described by hand
- * so that the document lists every REST route. `errors` are rendered like a procedure's.
+ * webhook's raw body, the OAuth redirects, DELETE /api/auth/me's JSON body, the gateway's usage API), described here so
+ * that the document lists every REST route; the usage API's query and answer come from its zod schemas
+ * (usage/schemas.ts). `errors` are rendered like a procedure's.
  */
 export interface ExpressOperation {
   path: string;
@@ -14,34 +17,30 @@ export interface ExpressOperation {
 }
 
 const json = (schema: Record<string, unknown>) => ({ "application/json": { schema } });
+/**
+ * The JSON Schema of a zod schema as the wire carries it: a query field's input, an answer's output. A field whose
+ * meta names a `type` (a count written as text in the query, an integer to a client) is described by its meta alone.
+ */
+function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const { $schema: _, ...described } = z.toJSONSchema(schema, {
+    io,
+    override: ({ zodSchema, jsonSchema }) => {
+      const meta = z.globalRegistry.get(zodSchema);
+      if (meta?.type === undefined) return;
+      for (const key of Object.keys(jsonSchema)) delete (jsonSchema as Record<string, unknown>)[key];
+      Object.assign(jsonSchema, meta);
+    },
+  });
+  return described;
+}
+const queryParameters = (schema: z.ZodObject) =>
+  Object.entries(schema.shape).map(([name, field]) => ({ name, in: "query", schema: jsonSchemaOf(field as z.ZodType, "input") }));
 const redirect = (description: string) => ({
   description,
   headers: { Location: { schema: { type: "string" }, description: "where the browser goes next" } },
 });
 const flatError = (description: string) => ({ description, content: json({ $ref: "#/components/schemas/FlatError" }) });
 const nestedError = (description: string) => ({ description, content: json({ $ref: "#/components/schemas/NestedError" }) });
-const integer = { type: "integer" };
-const usageSums = {
-  requests: integer, cost: { type: "number", description: "dollars" }, prompt_tokens: integer, completion_tokens: integer,
-  total_tokens: integer, characters: integer, audio_seconds: integer, images: integer,
-};
-const sumsWith = (key: string) => ({ type: "object", required: [key, ...Object.keys(usageSums)], properties: { [key]: { type: "string" }, ...usageSums } });
-const usageRecord = {
-  type: "object",
-  properties: {
-    id: { type: "string" }, request_id: { type: "string" }, created_at: { type: "string", format: "date-time" },
-    endpoint: { type: "string" }, model: { type: "string" }, deployment: { type: ["string", "null"], description: "the deployment of the model that served" },
-    type: { type: "string", enum: ["text", "embedding", "image", "tts", "sts", "stt"] }, key_id: { type: ["string", "null"] },
-    prompt_tokens: integer, completion_tokens: integer, total_tokens: integer, characters: integer, audio_seconds: integer,
-    images: integer, processing_ms: integer, output_bytes: integer, cost: { type: "number", description: "dollars" },
-    status: { type: "string", enum: ["success", "partial"] },
-  },
-};
-/**
- * The text of an ISO 8601 date or date-time as /api/usage reads it (a space for an unencoded `+` after an upper-case
- * T); whether the day exists, and the range, are checked beside.
- */
-const ISO_DATE_TEXT = "^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+ -]\\d{2}:?\\d{2})|t\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:?\\d{2}))?$";
 const success = { type: "object", required: ["success", "message"], properties: { success: { type: "boolean" }, message: { type: "string" } } };
 
 export const EXPRESS_OPERATIONS: ExpressOperation[] = [
@@ -54,42 +53,12 @@ export const EXPRESS_OPERATIONS: ExpressOperation[] = [
       operationId: "usage-list",
       summary: "Usage records with pagination and totals, newest first (limit `usage`, not the plan's requests per minute)",
       tags: ["Usage"],
-      parameters: [
-        { name: "page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100_000, default: 1 } },
-        { name: "per_page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
-        { name: "from", in: "query", schema: { type: "string", maxLength: 40, pattern: ISO_DATE_TEXT, description: "ISO 8601 date or date-time; default 30 days before `to`" } },
-        { name: "to", in: "query", schema: { type: "string", maxLength: 40, pattern: ISO_DATE_TEXT, description: "ISO 8601, exclusive (a date alone includes that day); at most 366 days after `from`" } },
-        { name: "model", in: "query", schema: { type: "string", minLength: 1, maxLength: 100 } },
-        { name: "key_id", in: "query", schema: { type: "string", minLength: 1, maxLength: 100, description: "records of this API key" } },
-        { name: "endpoint", in: "query", schema: { type: "string", minLength: 1, maxLength: 100, description: "records of this route, e.g. /v1/chat/completions" } },
-        { name: "status", in: "query", schema: { type: "string", enum: ["success", "partial"] } },
-        { name: "format", in: "query", schema: { type: "string", enum: ["json", "csv"], description: "csv (or `Accept: text/csv`): every record of the range, no pagination" } },
-      ],
+      parameters: queryParameters(usageQuerySchema),
       responses: {
         200: {
           description: "OK",
           content: {
-            ...json({
-            type: "object",
-            required: ["object", "data", "pagination", "range", "totals"],
-            properties: {
-              object: { type: "string", const: "list" },
-              data: { type: "array", items: usageRecord },
-              pagination: { type: "object", required: ["page", "per_page", "total", "total_pages"], properties: { page: integer, per_page: integer, total: integer, total_pages: integer } },
-              range: { type: "object", required: ["from", "to"], properties: { from: { type: "string", format: "date-time" }, to: { type: "string", format: "date-time" } } },
-              totals: {
-                type: "object",
-                required: [...Object.keys(usageSums), "by_day", "by_model", "by_key"],
-                properties: {
-                  ...usageSums, by_day: { type: "array", items: sumsWith("date") }, by_model: { type: "array", items: sumsWith("model") },
-                  by_key: {
-                    type: "array",
-                    items: { type: "object", required: ["key_id", ...Object.keys(usageSums)], properties: { key_id: { type: ["string", "null"], description: "null: session requests" }, ...usageSums } },
-                  },
-                },
-              },
-            },
-            }),
+            ...json(jsonSchemaOf(usageAnswerSchema, "output")),
             "text/csv": { schema: { type: "string", description: "a header row of the record's field names, then one row per record, newest first" } },
           },
         },

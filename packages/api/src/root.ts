@@ -3,6 +3,7 @@ import { authRouter } from "./router/auth";
 import { billingRouter } from "./router/billing";
 import { keysRouter } from "./router/keys";
 import { statusRouter } from "./router/status";
+import { usageRouter } from "./router/usage";
 import { createTRPCRouter } from "./trpc";
 
 /**
@@ -15,6 +16,7 @@ export const appRouter = createTRPCRouter({
   billing: billingRouter,
   keys: keysRouter,
   status: statusRouter,
+  usage: usageRouter,
 });
 
 /** The dashboard's tRPC client is typed by this. */

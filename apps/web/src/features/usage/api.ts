@@ -1,53 +1,33 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "../../lib/http";
+import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@gw/api";
+import { trpc } from "../../trpc";
 
-// GET /api/usage is an Express route of the gateway (docs/api.md), not a tRPC procedure: its answer is declared here,
-// once, for every page that reads it.
+// The usage answer is the `usage.list` procedure's, the same as GET /api/usage's JSON (which the overview, the search
+// and the CSV export read): its types come from the router, narrowed to what the pages read.
 
-/** One record of GET /api/usage. */
-export interface UsageRecord {
-  id: string;
-  /** the X-Request-Id the call was answered with */
-  request_id: string;
-  created_at: string;
-  endpoint: string;
-  model: string;
-  type: string;
-  /** null: made from the dashboard (session) */
-  key_id: string | null;
-  status: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  characters: number;
-  audio_seconds: number;
-  images: number;
-  processing_ms: number;
-  /** dollars */
-  cost: number;
-}
+type Answer = inferRouterOutputs<AppRouter>["usage"]["list"];
+type Totals = Answer["totals"];
+type Tokens = "requests" | "cost" | "total_tokens";
 
-export interface UsageSums {
-  requests: number;
-  /** dollars */
-  cost: number;
-}
+/** One record of the usage answer, as the pages read it. */
+export type UsageRecord = Pick<Answer["data"][number], "id" | "request_id" | "created_at" | "endpoint" | "model" | "type" | "key_id"
+  | "status" | "prompt_tokens" | "completion_tokens" | "total_tokens" | "characters" | "audio_seconds" | "images" | "processing_ms" | "cost">;
 
-export interface UsageTotals extends UsageSums {
-  total_tokens: number;
-}
+export type UsageSums = Pick<Totals, "requests" | "cost">;
 
-export interface UsageResponse {
+/** The usage answer as the pages read it (a breakdown by key shown when given). */
+export type UsageResponse = Pick<Answer, "pagination" | "range"> & {
   data: UsageRecord[];
-  pagination: { page: number; per_page: number; total: number; total_pages: number };
-  range: { from: string; to: string };
-  totals: UsageTotals & {
-    by_day: Array<UsageSums & { date: string }>;
-    by_model: Array<UsageTotals & { model: string }>;
-    /** CONTRACT 11; `key_id` null for calls made from the dashboard */
-    by_key?: Array<UsageTotals & { key_id: string | null }>;
+  totals: Pick<Totals, Tokens> & {
+    by_day: Array<Pick<Totals["by_day"][number], "date" | "requests" | "cost">>;
+    by_model: Array<Pick<Totals["by_model"][number], "model" | Tokens>>;
+    by_key?: Array<Pick<Totals["by_key"][number], "key_id" | Tokens>>;
   };
-}
+};
+
+type UsageInput = inferRouterInputs<AppRouter>["usage"]["list"];
 
 /** The filters of the usage page; `from` and `to` are UTC days (YYYY-MM-DD), `to` included. */
 export interface UsageFilters {
@@ -75,11 +55,9 @@ export const LOG_PAGE_SIZE = 25;
 
 /** One page of the request log with the range's totals (by day, model and key). */
 export function useUsagePage(filters: UsageFilters, page: number) {
-  return useQuery({
-    queryKey: ["usage", "page", filters, page],
-    queryFn: () => apiFetch<UsageResponse>(`/api/usage?${usageQuery(filters, { page, per_page: LOG_PAGE_SIZE })}`),
-    placeholderData: keepPreviousData,
-  });
+  const input: UsageInput = { page: String(page), per_page: String(LOG_PAGE_SIZE) };
+  for (const name of ["from", "to", "model", "key_id"] as const) if (filters[name]) input[name] = filters[name];
+  return trpc.usage.list.useQuery(input, { placeholderData: keepPreviousData });
 }
 
 const SEARCH_PAGE_SIZE = 100;
