@@ -1,6 +1,5 @@
 import type { Clock } from "@gw/shared";
 import { isCreditKind } from "./chain-reader";
-import { CHECKPOINT_EVERY, type Checkpoints } from "./checkpoints";
 import { entryId, INSERT_CHUNK, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
 import type { LedgerEntryKind } from "./types";
 
@@ -61,8 +60,7 @@ export class ChainWriter {
   /** last known head per user; a stale head only costs a retry */
   private readonly heads = new Map<string, Head>();
 
-  /** `checkpoints`: written in the background when a batch reaches one (the ledger's chains; a key's spend has none) */
-  constructor(private readonly repo: LedgerRepository, private readonly clock: Clock, private readonly checkpoints?: Checkpoints) {}
+  constructor(private readonly repo: LedgerRepository, private readonly clock: Clock) {}
 
   append(userId: string, movement: Movement): Promise<MovementOutcome> {
     return new Promise((resolve, reject) => {
@@ -127,7 +125,6 @@ export class ChainWriter {
       if (plan.docs.length === 0) return;
 
       const outcome = await this.repo.insertChain(plan.docs);
-      this.checkpointUpTo(userId, head.seq, plan.docs[(outcome.ok ? plan.docs.length : outcome.inserted) - 1]?.seq ?? head.seq);
       if (outcome.ok) {
         this.heads.set(userId, plan.nextHead);
         plan.accepted.forEach((p, i) => p.resolve({ status: "applied", balance: plan.docs[i]?.balanceAfter ?? 0, amount: plan.docs[i]?.amount ?? 0 }));
@@ -158,13 +155,6 @@ export class ChainWriter {
       if (attempt > 2) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 2)));
     }
     if (remaining.length > 0) throw new Error(`ledger: could not append for ${userId} after ${MAX_ATTEMPTS} attempts`);
-  }
-
-  /** Not awaited: no caller waits for a checkpoint, and one that fails is written by the next writer or reconcile. */
-  private checkpointUpTo(userId: string, from: number, to: number): void {
-    const reached = to - (to % CHECKPOINT_EVERY);
-    if (!this.checkpoints || reached <= from) return;
-    this.checkpoints.ensure(userId, reached).catch(() => undefined);
   }
 
   private plan(userId: string, head: Head, pendings: Pending[]) {

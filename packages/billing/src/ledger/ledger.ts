@@ -65,7 +65,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   const repo = new LedgerRepository(db);
   await repo.ensureIndexes();
   const checkpoints = new Checkpoints(db, repo.reader);
-  const writer = new ChainWriter(repo, clock, checkpoints);
+  const writer = new ChainWriter(repo, clock);
   const audit = new ChainAudit(db, repo, checkpoints, writer, clock);
   const policy = { ...DEFAULT_RESERVATION_POLICY, ...options.reservation };
   let instanceId = newId("inst", 16);
