@@ -179,7 +179,7 @@ async function main(): Promise<void> {
     for (const route of routes) {
       for (const [name, userId] of accounts) {
         const headers: Record<string, string> = route === "/api/keys" ? { cookie: cookies.get(userId) ?? "" } : { authorization: `Bearer ${keys[userId] ?? ""}` };
-        const result = await measure(`${base}${route}`, headers, route === "/api/keys" ? KEYS_SAMPLES : SAMPLES);
+        const result = await measure(`${base}${route}`, headers, SAMPLES);
         (results[name] as Record<string, unknown>)[route] = result;
         process.stderr.write(`${name} ${route}: ${JSON.stringify(result)}\n`);
       }

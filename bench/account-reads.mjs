@@ -3,8 +3,7 @@
 // `_id` lookup, the whole ledger for a position that does not exist, which every head search probes. Seeds
 // BENCH_ENTRIES ledger entries (default 100000) over BENCH_ACCOUNTS accounts (10000), the large account holding
 // BENCH_LARGE_ENTRIES (10000) spread over BENCH_SPAN_DAYS days (90), then prints p50/p99 (ms) of credits, history,
-// usage and keys for a 3-entry account and the large one (BENCH_SAMPLES requests each, 200; the keys list
-// BENCH_KEYS_SAMPLES, 30).
+// usage and keys for a 3-entry account and the large one (BENCH_SAMPLES requests each, 200).
 // BENCH_DATA_DIR keeps the seeded database between runs (seeded once). See docs/performance.md.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
