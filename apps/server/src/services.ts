@@ -49,7 +49,8 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
   const redis = createRedis(base);
   const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds, onFlush: hooks.onLedgerFlush });
   base.onShutdown(() => ledger.close());
-  const keySpend = await KeySpend.create(base.db, base.clock, ledger, base.logger);
+  const usage = new UsageRepository(base.db);
+  const keySpend = await KeySpend.create(base.db, base.clock, ledger, usage, base.logger);
   const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
   const apiKeys = await ApiKeyService.create({
     connection: base.db.connection, clock: base.clock, logger: base.logger, keyEnv: base.config.keyEnv,
@@ -73,7 +74,7 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
     redis,
     ledger,
     keySpend,
-    usage: new UsageRepository(base.db),
+    usage,
     apiKeys,
     limits,
     healthChecks,

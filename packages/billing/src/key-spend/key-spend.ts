@@ -2,8 +2,9 @@ import type { Database } from "@gw/db";
 import type { Logger } from "pino";
 import { periodStart, type Clock, type LimitReset } from "@gw/shared";
 import { ChainWriter, type Movement } from "../ledger/chain-writer";
-import { LEDGER_COLLECTION, LedgerRepository } from "../ledger/repository";
+import { LedgerRepository } from "../ledger/repository";
 import type { Ledger } from "../ledger/types";
+import type { UsageRepository } from "../usage/usage-repository";
 
 /** The collection of the keys' spend chains: one chain per key and period, entries as the ledger's. */
 export const KEY_SPEND_COLLECTION = "key_spend_entries";
@@ -28,12 +29,6 @@ export interface KeyUsage {
   requestsTotal: number;
 }
 
-/** The fields of a settle entry of the ledger (its `meta` is the request's usage record) this module reads. */
-interface SettleDoc {
-  cost?: number;
-  meta?: { keyId?: string; createdAt?: Date };
-}
-
 /**
  * CONTRACT 10: a key's spend per period, held and settled beside the balance so that a limit holds exactly under any
  * concurrency and across instances. Each (key, period) is a chain like a user's ledger chain (ChainWriter): its balance
@@ -46,18 +41,17 @@ interface SettleDoc {
 export class KeySpend {
   private readonly repo: LedgerRepository;
   private readonly writer: ChainWriter;
-  private readonly settles: LedgerRepository["collection"];
   /** chains whose opening (the period's spend before the limit applied) is known to be written */
   private readonly opened = new Set<string>();
 
-  private constructor(db: Database, private readonly clock: Clock, private readonly ledger: Ledger, private readonly logger: Logger) {
+  private constructor(db: Database, private readonly clock: Clock, private readonly ledger: Ledger, private readonly usageRecords: UsageRepository, private readonly logger: Logger) {
     this.repo = new LedgerRepository(db, KEY_SPEND_COLLECTION);
     this.writer = new ChainWriter(this.repo, clock);
-    this.settles = db.connection.collection(LEDGER_COLLECTION);
   }
 
-  static async create(db: Database, clock: Clock, ledger: Ledger, logger: Logger): Promise<KeySpend> {
-    const spend = new KeySpend(db, clock, ledger, logger);
+  /** `usageRecords`: the spend a key had before its chain (or a list's totals) is read from the usage records, by `_id`. */
+  static async create(db: Database, clock: Clock, ledger: Ledger, usageRecords: UsageRepository, logger: Logger): Promise<KeySpend> {
+    const spend = new KeySpend(db, clock, ledger, usageRecords, logger);
     await spend.repo.ensureIndexes();
     return spend;
   }
@@ -128,29 +122,26 @@ export class KeySpend {
   /** The key's settled charges since `since`, from the usage records of the ledger. */
   private async spentSince(userId: string, keyId: string, since: Date): Promise<number> {
     await this.ledger.flushCharges(userId);
-    let spent = 0;
-    const cursor = this.settles.find<SettleDoc>({ userId, kind: "settle", "meta.keyId": keyId, "meta.createdAt": { $gte: since } }, { projection: { _id: 0, cost: 1 } });
-    for await (const doc of cursor) spent += doc.cost ?? 0;
-    return spent;
+    const rows = await this.usageRecords.totals({ userId, keyId, from: since, to: new Date(this.clock.now() + 1) });
+    return rows.reduce((sum, row) => sum + row.costMicros, 0);
   }
 
-  /** Spend and requests per key of this user, from the usage records; `keys` names each key's period. */
+  /**
+   * Spend and requests per key of this user, from the usage records' totals (rows per day: a period starts at a UTC
+   * midnight); `keys` names each key's period.
+   */
   async usage(userId: string, keys: Array<{ keyId: string; reset: LimitReset }>): Promise<Map<string, KeyUsage>> {
-    const result = new Map<string, KeyUsage & { since: number }>();
-    for (const k of keys) result.set(k.keyId, { spentPeriod: 0, spentTotal: 0, requestsTotal: 0, since: periodStart(k.reset, this.clock.now()).getTime() });
+    const result = new Map<string, KeyUsage & { sinceDay: string }>();
+    const now = this.clock.now();
+    for (const k of keys) result.set(k.keyId, { spentPeriod: 0, spentTotal: 0, requestsTotal: 0, sinceDay: periodStart(k.reset, now).toISOString().slice(0, 10) });
     if (keys.length === 0) return result;
     await this.ledger.flushCharges(userId);
-    const cursor = this.settles.find<SettleDoc>(
-      { userId, kind: "settle", "meta.keyId": { $in: keys.map((k) => k.keyId) } },
-      { projection: { _id: 0, cost: 1, "meta.keyId": 1, "meta.createdAt": 1 } },
-    );
-    for await (const doc of cursor) {
-      const entry = doc.meta?.keyId === undefined ? undefined : result.get(doc.meta.keyId);
+    for (const row of await this.usageRecords.totals({ userId, from: new Date(0), to: new Date(now + 1) })) {
+      const entry = row.keyId === undefined ? undefined : result.get(row.keyId);
       if (!entry) continue;
-      const cost = doc.cost ?? 0;
-      entry.requestsTotal += 1;
-      entry.spentTotal += cost;
-      if ((doc.meta?.createdAt?.getTime() ?? 0) >= entry.since) entry.spentPeriod += cost;
+      entry.requestsTotal += row.requests;
+      entry.spentTotal += row.costMicros;
+      if (row.day >= entry.sinceDay) entry.spentPeriod += row.costMicros;
     }
     return result;
   }
