@@ -1,12 +1,12 @@
 // The keys list, a key's usage statistics and the key lookup read by `_id` only (through the per-user, per-key and
 // per-hash chains): the same answers as a brute-force query, keys created at once on two instances each listed once,
 // and keys of a database written before the chains listed and verified after a restart.
-import { mongo } from "mongoose";
 import { pino } from "pino";
-import { afterAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyService, generateApiKey, localRevocationBus } from "@gw/auth";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
+import { filtersSent } from "@gw/test-support";
 
 const clock = new ManualClock(Date.parse("2026-03-01T10:00:00Z"));
 const logger = pino({ level: "silent" });
@@ -35,24 +35,6 @@ async function bruteForce(db: Database, userId: string) {
   const keys = await db.connection.collection<KeyDoc>("api_keys").find({ userId, revokedAt: null }).sort({ createdAt: -1, _id: -1 }).toArray();
   const rows = await db.connection.collection<{ keyId: string; count: number }>("api_key_usage").find({}).toArray();
   return keys.map((k) => ({ id: k._id, usageCount: rows.filter((r) => r.keyId === k._id).reduce((sum, r) => sum + r.count, 0) }));
-}
-
-/** Every filter the driver is given while `run` runs. */
-async function filtersOf(run: () => Promise<unknown>): Promise<unknown[]> {
-  const filters: unknown[] = [];
-  const spies = (["findOne", "find", "countDocuments", "aggregate", "distinct", "updateOne", "updateMany", "findOneAndUpdate"] as const).map((name) => {
-    const original = mongo.Collection.prototype[name] as (...args: unknown[]) => unknown;
-    return vi.spyOn(mongo.Collection.prototype, name).mockImplementation(function (this: mongo.Collection, ...args: unknown[]) {
-      filters.push(args[0]);
-      return original.apply(this, args);
-    } as never);
-  });
-  try {
-    await run();
-  } finally {
-    for (const spy of spies) spy.mockRestore();
-  }
-  return filters;
 }
 
 describe("keys read by _id", () => {
@@ -91,7 +73,7 @@ describe("keys read by _id", () => {
     if (!first || !second) throw new Error("no keys");
     service.recordUse(first.id);
     await service.flushUsage();
-    const filters = await filtersOf(async () => {
+    const sent = await filtersSent(async () => {
       expect(await service.listActive("u")).toHaveLength(6);
       await service.get("u", first.id);
       expect((await service.verify(first.key))?.keyId).toBe(first.id);
@@ -104,6 +86,7 @@ describe("keys read by _id", () => {
       await service.revoke("u", first.id);
       expect(await service.revokeAllKeysForUser("u")).toBe(5);
     });
+    const filters = sent.map((s) => s.filter);
     expect(filters.length).toBeGreaterThan(20);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
     for (const filter of filters) expect(typeof (filter as { _id: unknown })._id).toBe("string");

@@ -1,11 +1,11 @@
 // Subscription snapshots read by `_id` only, through the per-user and per-subscription chains: the same snapshots as
 // a brute-force query, with two instances writing at once and events delivered twice, and snapshots of a database
 // written before the chains.
-import { mongo } from "mongoose";
-import { afterAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { subscriptionSnapshotStore, type SubscriptionSnapshot } from "@gw/billing";
 import { connectDatabase, type Database } from "@gw/db";
 import { randomBase62 } from "@gw/shared";
+import { filtersSent } from "@gw/test-support";
 
 const opened: Database[] = [];
 afterAll(async () => {
@@ -49,20 +49,10 @@ describe("subscription snapshots read by _id", () => {
   it("reads with `_id` equality filters only", async () => {
     const store = subscriptionSnapshotStore((await database(`subs_${randomBase62(8)}`)).connection);
     for (let i = 0; i < 8; i++) await store.insert(snapshot(i), new Date());
-    const filters: unknown[] = [];
-    const spies = (["findOne", "find", "countDocuments", "aggregate", "distinct"] as const).map((method) => {
-      const original = mongo.Collection.prototype[method] as (...args: unknown[]) => unknown;
-      return vi.spyOn(mongo.Collection.prototype, method).mockImplementation(function (this: mongo.Collection, ...args: unknown[]) {
-        filters.push(args[0]);
-        return original.apply(this, args);
-      } as never);
-    });
-    try {
+    const filters = (await filtersSent(async () => {
       expect(await store.byUser("u1")).toHaveLength(6);
       expect(await store.bySubscription("sub_1")).toHaveLength(3);
-    } finally {
-      for (const spy of spies) spy.mockRestore();
-    }
+    })).map((s) => s.filter);
     expect(filters.length).toBeGreaterThan(0);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
   });

@@ -1,10 +1,10 @@
 // GET /api/usage's reads (list, totals and the CSV's stream) walk one user's chain by `_id`: the same records and totals as a query over the whole ledger
 // (the brute force), for two instances writing at once, any range, model, key, endpoint and status, and no filter but `_id` equality.
-import { Collection } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createLedger, LEDGER_COLLECTION, type Ledger, USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
+import { filtersSent } from "@gw/test-support";
 
 const DAY_MS = 86_400_000;
 const START = Date.parse("2026-03-01T22:00:00Z");
@@ -125,21 +125,11 @@ describe("usage reads by _id", () => {
 
   it("reads with `_id` equality filters only", async () => {
     const repo = new UsageRepository(db, 7);
-    const filters: unknown[] = [];
-    const spies = (["findOne", "find", "countDocuments", "aggregate", "distinct"] as const).map((name) => {
-      const original = Collection.prototype[name] as (...args: unknown[]) => unknown;
-      return vi.spyOn(Collection.prototype, name).mockImplementation(function (this: Collection, ...args: unknown[]) {
-        filters.push(args[0]);
-        return original.apply(this, args);
-      } as never);
-    });
-    try {
+    const filters = (await filtersSent(async () => {
       const range = ranges[0] as Omit<UsageQuery, "skip" | "limit">;
       await Promise.all([repo.list({ ...range, skip: 0, limit: 50 }), repo.totals(range)]);
       for await (const record of repo.stream(range, 5)) expect(record.userId).toBe("u");
-    } finally {
-      for (const spy of spies) spy.mockRestore();
-    }
+    })).map((s) => s.filter);
     expect(filters.length).toBeGreaterThan(0);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
   });

@@ -3,10 +3,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Collection } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
+import { filtersSent } from "@gw/test-support";
 import { HEADS_COLLECTION } from "../src/ledger/chain-reader";
 import { ChainWriter, type Movement } from "../src/ledger/chain-writer";
 import { createLedger } from "../src/ledger/index";
@@ -129,21 +129,11 @@ describe("chain reads by _id", () => {
     const { repo } = await freshRepo();
     const writer = new ChainWriter(repo, new ManualClock());
     for (let i = 0; i < 60; i++) await writer.append("u", movement(i, "q"));
-    const filters: unknown[] = [];
-    const spies = (["findOne", "find", "countDocuments", "aggregate", "distinct"] as const).map((name) => {
-      const original = Collection.prototype[name] as (...args: unknown[]) => unknown;
-      return vi.spyOn(Collection.prototype, name).mockImplementation(function (this: Collection, ...args: unknown[]) {
-        filters.push(args[0]);
-        return original.apply(this, args);
-      } as never);
-    });
-    try {
+    const filters = (await filtersSent(async () => {
       await repo.head("u");
       await historyPages(repo, "u", 5);
       await repo.entries("u", { limit: 10 });
-    } finally {
-      for (const spy of spies) spy.mockRestore();
-    }
+    })).map((s) => s.filter);
     expect(filters.length).toBeGreaterThan(0);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
     for (const filter of filters) expect(typeof (filter as { _id: unknown })._id).toBe("string");

@@ -4,10 +4,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Collection } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDatabase, startFerretdb, type Database, type EmbeddedMongo } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
+import { filtersSent } from "@gw/test-support";
 import { ChainWriter, type Movement } from "../src/ledger/chain-writer";
 import { CHECKPOINT_EVERY, ChainFold, Checkpoints, sumsOf, type ChainSums } from "../src/ledger/checkpoints";
 import { createLedger } from "../src/ledger/index";
@@ -163,22 +163,12 @@ describe("reconcile from the last verified checkpoint", () => {
     const writer = new ChainWriter(repo, new ManualClock());
     for (let i = 0; i < CHECKPOINT_EVERY + 20; i++) void writer.append("q", movement(i, "q"));
     await writer.append("q", movement(CHECKPOINT_EVERY + 20, "q"));
-    const filters: unknown[] = [];
-    const spies = (["findOne", "find", "countDocuments", "aggregate", "distinct"] as const).map((name) => {
-      const original = Collection.prototype[name] as (...args: unknown[]) => unknown;
-      return vi.spyOn(Collection.prototype, name).mockImplementation(function (this: Collection, ...args: unknown[]) {
-        filters.push(args[0]);
-        return original.apply(this, args);
-      } as never);
-    });
-    try {
+    const filters = (await filtersSent(async () => {
       expect(await new Checkpoints(db, repo.reader).ensure("q", CHECKPOINT_EVERY)).not.toBeNull();
       expect(await ledger.repairGaps("q")).toEqual([]);
       expect(await ledger.verify("q")).toMatchObject({ ok: true });
       expect(await ledger.balance("q")).toBeGreaterThan(0);
-    } finally {
-      for (const spy of spies) spy.mockRestore();
-    }
+    })).map((s) => s.filter);
     expect(filters.length).toBeGreaterThan(CHECKPOINT_EVERY);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
     for (const filter of filters) expect(typeof (filter as { _id: unknown })._id).toBe("string");

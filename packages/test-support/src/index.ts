@@ -5,3 +5,5 @@ export { startFakeOAuth } from "./fake-oauth";
 export type { FakeOAuthServer } from "./fake-oauth";
 export { startFakeStripe } from "./fake-stripe";
 export type { FakeStripe } from "./fake-stripe";
+export { filtersSent } from "./driver-filters";
+export type { SentFilter } from "./driver-filters";
