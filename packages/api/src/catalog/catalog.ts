@@ -158,8 +158,13 @@ export class Catalog {
     await this.versions.insertOne({ _id: versionId(snapshot.version), ...snapshot, createdAt: new Date() });
   }
 
+  /** Two first upserts at once (two instances seeding) race: the loser's is a duplicate key, and then an update. */
   private async advanceHead(version: number): Promise<void> {
-    await this.heads.updateOne({ _id: HEAD_ID }, { $max: { version } }, { upsert: true });
+    const advance = () => this.heads.updateOne({ _id: HEAD_ID }, { $max: { version } }, { upsert: true });
+    await advance().catch((err: unknown) => {
+      if (!isDuplicateKey(err)) throw err;
+      return advance();
+    });
   }
 
   /** reads version `from`, `from + 1`, … while they exist, and puts the last one found in force */
