@@ -3,7 +3,7 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
 import { startFakeUpstreams, type FakeUpstreams } from "@gw/test-support";
 import { RELAXED_LIMITS } from "../auth-helpers";
 import { startTestServer, type TestServer } from "../harness";
@@ -83,4 +83,13 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 export async function endBrowserTest(test: { task: { name: string; result?: { state?: string } } }, page: Page | undefined, context: BrowserContext | undefined): Promise<void> {
   if (test.task.result?.state === "fail" && page) await screenshot(page, `failed-${test.task.name.replace(/\W+/g, "-")}`);
   await context?.close();
+}
+
+/** A fresh browser context signed in with `cookie` (the session's `name=value`) on `baseUrl`, and its first page. */
+export async function signedInContext(browser: Browser, baseUrl: string, cookie: string, options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(10_000);
+  const [name, value] = cookie.split(/=(.*)/s) as [string, string];
+  await context.addCookies([{ name, value, url: baseUrl }]);
+  return { context, page: await context.newPage() };
 }

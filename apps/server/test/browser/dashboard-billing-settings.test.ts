@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { call, verifiedUser } from "../auth-helpers";
-import { endBrowserTest, launchBrowser, startDashboardServer, type DashboardServer } from "./browser-support";
+import { endBrowserTest, launchBrowser, signedInContext, startDashboardServer, type DashboardServer } from "./browser-support";
 
 // The billing page's "Alerts and auto top-up" card (CONTRACT 11), in a real browser against the real server.
 describe("billing page: alerts, auto top-up and saving a card", () => {
@@ -23,11 +23,7 @@ describe("billing page: alerts, auto top-up and saving a card", () => {
 
   it("saves the low-balance threshold, explains the 409 of auto top-up without a card, and starts the setup checkout", async () => {
     const user = await verifiedUser(env.server);
-    context = await browser.newContext();
-    context.setDefaultTimeout(10_000);
-    const [name, value] = user.cookie.split(/=(.*)/s) as [string, string];
-    await context.addCookies([{ name, value, url: env.baseUrl }]);
-    page = await context.newPage();
+    ({ context, page } = await signedInContext(browser, env.baseUrl, user.cookie));
     await page.goto(`${env.baseUrl}/dashboard/billing`);
     await page.getByRole("heading", { name: "Alerts and auto top-up" }).waitFor();
     await page.getByText("No card saved yet").waitFor();

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifiedUser } from "../auth-helpers";
 import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
-import { endBrowserTest, launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
+import { endBrowserTest, launchBrowser, screenshot, signedInContext, startDashboardServer, type DashboardServer } from "./browser-support";
 
 // What a careless or unusual user does: double clicks, long names, a phone, a screen reader. Each test has its own account.
 describe("dashboard robustness in a real browser", () => {
@@ -32,14 +32,10 @@ describe("dashboard robustness in a real browser", () => {
   /** A verified user signed in in a fresh browser context of the given width. */
   async function signedIn(width = 1280, email?: string, timezoneId?: string): Promise<{ page: Page; userId: string }> {
     const user = await verifiedUser(env.server, email);
-    context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId });
-    context.setDefaultTimeout(10_000);
+    ({ context, page } = await signedInContext(browser, env.baseUrl, user.cookie, { viewport: { width, height: 900 }, timezoneId }));
     // The hosted checkout is the only non-local page; answer it locally.
     await context.route((u) => u.origin !== env.baseUrl, (route) =>
       route.fulfill({ status: 200, contentType: "text/html", body: "<h1>Hosted checkout</h1>" }));
-    const [name, value] = user.cookie.split(/=(.*)/s) as [string, string];
-    await context.addCookies([{ name, value, url: env.baseUrl }]);
-    page = await context.newPage();
     return { page, userId: user.id };
   }
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifiedUser } from "../auth-helpers";
 import { deliver, stripeEvent } from "../billing-support";
 import { credit } from "../support/gateway-fixtures";
-import { endBrowserTest, launchBrowser, screenshot, startDashboardServer, type DashboardServer } from "./browser-support";
+import { endBrowserTest, launchBrowser, screenshot, signedInContext, startDashboardServer, type DashboardServer } from "./browser-support";
 
 // The page's own globals, for a function that runs in the browser (the server project has no DOM types).
 interface Painted { parentElement: Painted | null }
@@ -51,11 +51,7 @@ describe("dashboard walk-through fixes in a real browser", () => {
 
   async function signedIn(width = 1280): Promise<{ page: Page; userId: string }> {
     const user = await verifiedUser(env.server);
-    context = await browser.newContext({ viewport: { width, height: 900 } });
-    context.setDefaultTimeout(10_000);
-    const [name, value] = user.cookie.split(/=(.*)/s) as [string, string];
-    await context.addCookies([{ name, value, url: env.baseUrl }]);
-    page = await context.newPage();
+    ({ context, page } = await signedInContext(browser, env.baseUrl, user.cookie, { viewport: { width, height: 900 } }));
     return { page, userId: user.id };
   }
 
