@@ -52,7 +52,7 @@ function* movements(userId: string, count: number): Generator<Movement> {
 
 /** One account's chain as the writer stores it, its entries spread over the last SPAN_DAYS days, and its checkpoints. */
 function chainOf(userId: string, count: number, now: number): { docs: LedgerDoc[]; checkpoints: CheckpointDoc[] } {
-  const state: ChainState = { seq: 0, balance: 0, lastCredit: 0 };
+  const state: ChainState = { seq: 0, balance: 0, lastCredit: 0, recentCredits: [] };
   const docs: LedgerDoc[] = [];
   const fold = new ChainFold(userId, EMPTY_CHAIN);
   const checkpoints: CheckpointDoc[] = [];

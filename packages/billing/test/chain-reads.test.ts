@@ -10,7 +10,8 @@ import { filtersSent } from "@gw/test-support";
 import { HEADS_COLLECTION } from "../src/ledger/chain-reader";
 import { ChainWriter, type Movement } from "../src/ledger/chain-writer";
 import { createLedger } from "../src/ledger/index";
-import { entryId, LedgerRepository, type LedgerDoc } from "../src/ledger/repository";
+import { ChainFold, EMPTY_CHAIN } from "../src/ledger/checkpoints";
+import { CREDIT_SKIP, entryId, LedgerRepository, type LedgerDoc } from "../src/ledger/repository";
 import { CREDIT_KINDS, type LedgerEntryKind } from "../src/ledger/types";
 
 let mongo: EmbeddedMongo;
@@ -137,5 +138,49 @@ describe("chain reads by _id", () => {
     expect(filters.length).toBeGreaterThan(0);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
     for (const filter of filters) expect(typeof (filter as { _id: unknown })._id).toBe("string");
+  });
+
+  it("a history page follows the credits' skip lists: the head, then one batch of reads per page", async () => {
+    const { repo } = await freshRepo();
+    const a = new ChainWriter(repo, new ManualClock());
+    const b = new ChainWriter(new LedgerRepository(dbs[dbs.length - 1] as Database), new ManualClock());
+    // 200 credits among 600 entries, from two instances at once (each planning on a head the other may have moved)
+    await Promise.all(["a", "b"].map((tag, w) => Promise.all(Array.from({ length: 300 }, (_, i) => (w ? b : a).append("u", i % 3 === 0
+      ? { kind: i % 2 ? "bonus" : "purchase", amount: 10, idempotencyKey: `${tag}:${i}`, requireCover: false }
+      : { kind: "adjustment", amount: 0, idempotencyKey: `${tag}:${i}`, requireCover: false })))));
+    await Promise.all(Array.from({ length: 400 }, (_, i) => a.append("u", { kind: "settle", amount: 0, idempotencyKey: `s:${i}`, requireCover: false })));
+    const truth = await bruteForce(repo, "u");
+    expect(truth.credits).toHaveLength(600);
+    // every credit's skip list is the positions of the credits before it, newest first
+    const fold = new ChainFold("u", EMPTY_CHAIN);
+    for (const doc of truth.chain) fold.add(doc);
+    expect(fold.problems).toEqual([]);
+    const newest = truth.credits[0];
+    expect(newest?.credits).toEqual(truth.credits.slice(1, 1 + CREDIT_SKIP).map((d) => d.seq));
+
+    expect((await historyPages(repo, "u", 50)).map((d) => d._id)).toEqual(truth.credits.map((d) => d._id));
+    expect((await repo.entries("u", { limit: 7, beforeSeq: 300, kinds: ["purchase"] })).map((d) => d._id))
+      .toEqual(truth.credits.filter((d) => d.kind === "purchase" && d.seq < 300).slice(0, 7).map((d) => d._id));
+    // a page of 20 from the newest: the head search, the newest credit, then its 19 predecessors at once
+    const positionsRead = async (run: () => Promise<unknown>) =>
+      new Set((await filtersSent(run)).filter((s) => s.collection === "ledger_entries").map((s) => (s.filter as { _id: string })._id));
+    const headSearch = await positionsRead(() => repo.head("u"));
+    const page = await positionsRead(() => repo.entries("u", { limit: 20, kinds: [...CREDIT_KINDS] }));
+    expect([...page].sort()).toEqual([...headSearch, ...truth.credits.slice(0, 20).map((d) => d._id)].sort());
+  });
+
+  it("the audit reports a credit whose skip list is wrong; one without a skip list is read along its link", async () => {
+    const { db, repo } = await freshRepo();
+    const writer = new ChainWriter(repo, new ManualClock());
+    for (let i = 0; i < 40; i++) await writer.append("u", { kind: i % 2 ? "bonus" : "settle", amount: i % 2 ? 5 : 0, idempotencyKey: `k:${i}`, requireCover: false });
+    const truth = await bruteForce(repo, "u");
+    // entries written before the skip lists carry only their link
+    await repo.collection.updateMany({ userId: "u", seq: { $lt: 20 } }, { $unset: { credits: "" } });
+    expect((await historyPages(repo, "u", 3)).map((d) => d._id)).toEqual(truth.credits.map((d) => d._id));
+    await repo.collection.updateOne({ _id: entryId("u", 38) }, { $set: { credits: [36, 30] } });
+    const ledger = await createLedger(db, new ManualClock(), { holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0 });
+    const verdict = await ledger.verify("u");
+    expect(verdict.ok).toBe(false);
+    await ledger.close();
   });
 });

@@ -1,6 +1,6 @@
 import type { Clock } from "@gw/shared";
 import { isCreditKind } from "./chain-reader";
-import { entryId, INSERT_CHUNK, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
+import { CREDIT_SKIP, creditsFrom, entryId, INSERT_CHUNK, type Head, type LedgerDoc, type LedgerRepository } from "./repository";
 import type { LedgerEntryKind } from "./types";
 
 /** One balance movement waiting to be appended to a user's chain. */
@@ -115,6 +115,8 @@ export class ChainWriter {
       }
       // a chain whose head predates the credit links: found once, then carried by every entry
       if (head.lastCredit === undefined) head = { ...head, lastCredit: await this.repo.legacyLastCredit(userId, head.seq) };
+      // a credit's skip list: the newest credit's own list, read once per head loaded (credits are rare)
+      if (head.recentCredits === undefined && remaining.some((p) => isCreditKind(p.movement.kind))) head = { ...head, recentCredits: await this.recentCredits(userId, head.lastCredit ?? 0) };
       const plan = this.plan(userId, head, remaining);
       // A refusal decided on a cached head might be wrong (another instance may have credited): confirm on a fresh one.
       if (plan.refused.length > 0 && !fresh) {
@@ -157,11 +159,18 @@ export class ChainWriter {
     if (remaining.length > 0) throw new Error(`ledger: could not append for ${userId} after ${MAX_ATTEMPTS} attempts`);
   }
 
+  /** The newest credit positions, newest first, from the credit entry at `lastCredit` (0: none). */
+  private async recentCredits(userId: string, lastCredit: number): Promise<number[]> {
+    if (lastCredit === 0) return [];
+    const doc = await this.repo.reader.at(userId, lastCredit);
+    return doc && isCreditKind(doc.kind) ? creditsFrom(doc) : [lastCredit];
+  }
+
   private plan(userId: string, head: Head, pendings: Pending[]) {
     const docs: LedgerDoc[] = [];
     const accepted: Pending[] = [];
     const refused: Array<{ pending: Pending; balance: number }> = [];
-    const state: ChainState = { seq: head.seq, balance: head.balance, lastCredit: head.lastCredit ?? 0 };
+    const state: ChainState = { seq: head.seq, balance: head.balance, lastCredit: head.lastCredit ?? 0, recentCredits: head.recentCredits };
     const seen = new Set<string>();
     const now = new Date(this.clock.now());
     for (const pending of pendings) {
@@ -190,6 +199,8 @@ export interface ChainState {
   seq: number;
   balance: number;
   lastCredit: number;
+  /** the newest credit positions, newest first (the next credit's skip list); undefined: only `lastCredit` is known */
+  recentCredits?: number[];
 }
 
 /**
@@ -214,7 +225,9 @@ export function nextEntry(userId: string, state: ChainState, m: Movement, now: D
   };
   if (isCreditKind(m.kind)) {
     doc.prevCredit = state.lastCredit;
+    doc.credits = (state.recentCredits ?? (state.lastCredit > 0 ? [state.lastCredit] : [])).slice(0, CREDIT_SKIP);
     state.lastCredit = state.seq;
+    state.recentCredits = creditsFrom(doc);
   }
   doc.lastCredit = state.lastCredit;
   if (m.holdId !== undefined) doc.holdId = m.holdId;

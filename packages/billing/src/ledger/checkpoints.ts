@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Collection } from "mongodb";
 import type { Database } from "@gw/db";
 import { isCreditKind, type ChainReader } from "./chain-reader";
-import { entryId, isDuplicateKey, type LedgerDoc } from "./repository";
+import { CREDIT_SKIP, entryId, isDuplicateKey, type LedgerDoc } from "./repository";
 
 /** Positions between two checkpoints of a chain: a checkpoint sits at every multiple of it. */
 export const CHECKPOINT_EVERY = 1_024;
@@ -79,17 +79,34 @@ export function segmentDigest(before: string, docs: readonly LedgerDoc[]): strin
 export class ChainFold {
   readonly problems: string[] = [];
   private segment: LedgerDoc[] = [];
+  /** the newest credit positions this fold has verified, newest first (a credit's skip list must agree with them) */
+  private credits: number[];
 
-  constructor(readonly userId: string, public sums: ChainSums) {}
+  constructor(readonly userId: string, public sums: ChainSums) {
+    this.credits = sums.lastCredit > 0 ? [sums.lastCredit] : [];
+  }
 
   /** Folds the next entry; returns the checkpoint it completes, if the chain verified so far. */
   add(doc: LedgerDoc): CheckpointDoc | undefined {
+    if (isCreditKind(doc.kind)) {
+      if (doc.credits) this.checkSkipList(doc, doc.credits);
+      this.credits = [doc.seq, ...this.credits].slice(0, CREDIT_SKIP);
+    }
     this.sums = foldEntry(this.userId, this.sums, doc, this.problems);
     this.segment.push(doc);
     if (this.sums.seq % CHECKPOINT_EVERY !== 0) return undefined;
     this.sums = { ...this.sums, digest: segmentDigest(this.sums.digest, this.segment) };
     this.segment = [];
     return this.problems.length === 0 ? { _id: entryId(this.userId, this.sums.seq), userId: this.userId, ...this.sums } : undefined;
+  }
+
+  /**
+   * A credit's skip list: newest first, at most CREDIT_SKIP, equal to the verified credit positions as far as they
+   * go, and empty only for a chain's first credit (a reader stops at an empty list).
+   */
+  private checkSkipList(doc: LedgerDoc, credits: number[]): void {
+    const wrong = credits.length > CREDIT_SKIP || (credits.length === 0 && this.credits.length > 0) || credits.some((seq, i) => (i < this.credits.length ? seq !== this.credits[i] : seq <= 0 || seq >= (credits[i - 1] ?? doc.seq)));
+    if (wrong) this.problems.push(`${this.userId}: seq ${doc.seq} credits [${credits.join(",")}] != [${this.credits.join(",")}]`);
   }
 }
 

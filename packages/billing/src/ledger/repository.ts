@@ -15,7 +15,16 @@ export type LedgerDoc = Omit<LedgerEntry, "id"> & {
   lastCredit?: number;
   /** credit entries: the position of the credit entry before this one (0 for none), the history's next link */
   prevCredit?: number;
+  /**
+   * credit entries: the positions of the credit entries before this one, newest first, at most CREDIT_SKIP (the first
+   * is `prevCredit`): a skip list, so that a history page reads its entries at once rather than link after link. May
+   * be shorter than the chain's credits (a writer that did not know them); absent on entries older than it.
+   */
+  credits?: number[];
 };
+
+/** Positions a credit entry's skip list (`credits`) holds at most. */
+export const CREDIT_SKIP = 32;
 
 /** A live ledger instance; its reservations are released by others once it stops beating. */
 export interface InstanceDoc {
@@ -33,7 +42,16 @@ export interface Head {
   balance: number;
   /** see LedgerDoc.lastCredit; undefined when the head entry predates it */
   lastCredit?: number;
+  /** the newest credit positions, newest first (lastCredit, then its skip list); undefined when not known */
+  recentCredits?: number[];
 }
+
+/** The credit positions before a credit entry, newest first: its skip list, else its one link (none: unknown). */
+export const creditsBefore = (doc: LedgerDoc): number[] | undefined =>
+  doc.credits ?? (doc.prevCredit === undefined ? undefined : doc.prevCredit > 0 ? [doc.prevCredit] : []);
+
+/** A credit entry's position and those before it, newest first, at most CREDIT_SKIP (what the next credit links to). */
+export const creditsFrom = (doc: LedgerDoc): number[] => [doc.seq, ...(creditsBefore(doc) ?? [])].slice(0, CREDIT_SKIP);
 
 /** The clock skew allowed between instances that write one chain (an entry's `createdAt` is its writer's clock). */
 export const CLOCK_SKEW_MS = 5 * 60_000;
@@ -131,7 +149,7 @@ export class LedgerRepository {
     const doc = await this.reader.head(userId);
     if (!doc) return { seq: 0, balance: 0, lastCredit: 0 };
     const lastCredit = doc.lastCredit ?? (isCreditKind(doc.kind) ? doc.seq : undefined);
-    return { seq: doc.seq, balance: doc.balanceAfter, lastCredit };
+    return { seq: doc.seq, balance: doc.balanceAfter, lastCredit, ...(isCreditKind(doc.kind) ? { recentCredits: creditsFrom(doc) } : {}) };
   }
 
   /**
@@ -175,15 +193,16 @@ export class LedgerRepository {
   }
 
   /**
-   * Newest first, read by `_id`: credit kinds follow the chain's credit links (one lookup per entry), other kinds walk
-   * the chain backwards. A link missing on an entry older than the links falls back to the query for the rest.
+   * Newest first, read by `_id`: credit kinds follow the chain's credit skip lists (a page of credits costs the head,
+   * the newest credit, and one concurrent batch per CREDIT_SKIP entries), other kinds walk the chain backwards. A link
+   * missing on an entry older than the links falls back to the query for the rest.
    */
   async entries(userId: string, opts: { limit: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerDoc[]> {
-    const head = await this.head(userId);
-    const top = Math.min(head.seq, (opts.beforeSeq ?? Number.MAX_SAFE_INTEGER) - 1);
+    const headDoc = await this.reader.head(userId);
+    const top = Math.min(headDoc?.seq ?? 0, (opts.beforeSeq ?? Number.MAX_SAFE_INTEGER) - 1);
     if (top < 1 || opts.limit < 1) return [];
     const kinds = opts.kinds?.length ? new Set(opts.kinds) : undefined;
-    if (kinds && [...kinds].every(isCreditKind)) return this.creditEntries(userId, top, opts.limit, kinds);
+    if (kinds && [...kinds].every(isCreditKind)) return this.creditEntries(userId, headDoc?.seq === top ? headDoc : await this.reader.at(userId, top), top, opts.limit, kinds);
     const found: LedgerDoc[] = [];
     await this.reader.walkBack(userId, top, (doc) => {
       if (!kinds || kinds.has(doc.kind)) found.push(doc);
@@ -192,23 +211,36 @@ export class LedgerRepository {
     return found;
   }
 
-  private async creditEntries(userId: string, top: number, limit: number, kinds: Set<LedgerEntryKind>): Promise<LedgerDoc[]> {
+  /** The credit entries at or below `start` (the entry at position `top`), newest first, read along the skip lists. */
+  private async creditEntries(userId: string, start: LedgerDoc | null, top: number, limit: number, kinds: Set<LedgerEntryKind>): Promise<LedgerDoc[]> {
     const found: LedgerDoc[] = [];
-    const start = await this.reader.at(userId, top);
-    let next = start ? start.lastCredit ?? (isCreditKind(start.kind) ? start.seq : undefined) : undefined;
-    while (next !== undefined && next > 0 && found.length < limit) {
-      const doc = await this.reader.at(userId, next);
-      if (!doc || !isCreditKind(doc.kind)) {
-        next = undefined;
-        break;
-      }
-      if (kinds.has(doc.kind)) found.push(doc);
-      next = doc.prevCredit;
+    const newest = start ? start.lastCredit ?? (isCreditKind(start.kind) ? start.seq : undefined) : undefined;
+    // every kind asked for is on the page: read no more links than the page still needs
+    const everyCredit = CREDIT_KINDS.every((kind) => kinds.has(kind));
+    /** the oldest credit entry read, and the positions of the credit entries before it (undefined: not known) */
+    let lowest = top + 1;
+    let links: number[] | undefined = newest === undefined ? undefined : newest > 0 ? [newest] : [];
+    if (start && newest === start.seq) {
+      if (kinds.has(start.kind)) found.push(start);
+      lowest = start.seq;
+      links = creditsBefore(start);
     }
-    if (next === 0 || found.length >= limit) return found;
-    // entries older than the links (or a link that does not hold): the query, below what was found
-    const below = found.length > 0 ? (found[found.length - 1]?.seq ?? top + 1) : top + 1;
-    return [...found, ...(await this.queryEntries(userId, { limit: limit - found.length, beforeSeq: below, kinds: [...kinds] }))];
+    while (links && links.length > 0 && found.length < limit) {
+      const batch = everyCredit ? links.slice(0, limit - found.length) : links;
+      const docs = await Promise.all(batch.map((seq) => this.reader.at(userId, seq)));
+      let next: number[] | undefined;
+      for (const doc of docs) {
+        // a link that does not hold: the query takes over below what was read
+        if (!doc || !isCreditKind(doc.kind)) break;
+        if (kinds.has(doc.kind) && found.length < limit) found.push(doc);
+        lowest = doc.seq;
+        if (doc === docs[docs.length - 1]) next = creditsBefore(doc);
+      }
+      links = next;
+    }
+    if (links?.length === 0 || found.length >= limit) return found;
+    // entries older than the links (or a link that does not hold): the query, below what was read
+    return [...found, ...(await this.queryEntries(userId, { limit: limit - found.length, beforeSeq: lowest, kinds: [...kinds] }))];
   }
 
   private async queryEntries(userId: string, opts: { limit: number; beforeSeq?: number; kinds?: LedgerEntryKind[] }): Promise<LedgerDoc[]> {
