@@ -115,8 +115,8 @@ interface UsageRecordsDoc {
 
 export const USAGE_BLOCKS_COLLECTION = "ledger_usage_blocks";
 /**
- * Positions per usage block of the smallest level; a block of the next level holds this many of the one below. Small,
- * since a walk reads up to this many less one blocks' summaries per level, and the sub-blocks of a block the range cuts.
+ * Positions per usage block of the smallest level; a block of the next level holds this many of the one below. Small:
+ * a walk reads up to one less than this many summaries per level, and this many for each block the range's start cuts.
  */
 export const USAGE_BLOCK_SIZE = 16;
 /** levels of blocks: 16, 256, 4,096, 65,536 and 1,048,576 positions */
