@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createLedger, LEDGER_COLLECTION, type Ledger, USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
-import { filtersSent } from "@gw/test-support";
+import { filtersSent, type SentFilter } from "@gw/test-support";
 
 const DAY_MS = 86_400_000;
 const START = Date.parse("2026-03-01T22:00:00Z");
@@ -121,6 +121,52 @@ describe("usage reads by _id", () => {
     expect(await repo.totals(range)).toEqual(first);
     expect((await repo.list({ ...range, skip: 3, limit: 4 })).records.map((r) => r.requestId))
       .toEqual((await bruteForce(range)).slice(3, 7).map((d) => d.meta?.requestId));
+  });
+
+  it("keeps the block documents it read or wrote: a second identical read reads none again, a fresh instance computes a deleted one again", async () => {
+    const ledger = ledgers[0] as Ledger;
+    const start = clock.now();
+    await ledger.credit("big", 1_000_000_000, { kind: "purchase", idempotencyKey: "buy-big" });
+    // more than 256 positions: blocks of the two smallest levels (16 and 256 positions) are full
+    for (let round = 0; round < 6; round++) {
+      await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+        const holdId = `big-${round}-${i}`;
+        await ledger.hold("big", 1_000, { holdId });
+        const meta: StoredUsage = {
+          requestId: holdId, endpoint: "/v1/chat/completions", model: i % 2 ? "model-a" : "model-b", type: "text", promptTokens: i,
+          processingMs: 1, outputBytes: 1, createdAt: new Date(clock.now() + i), keyId: `k${i % 3}`,
+        };
+        await ledger.settle("big", holdId, 10 + i, meta);
+      }));
+      await ledger.flush();
+      clock.advance(DAY_MS / 4);
+    }
+    expect(await db.connection.collection(LEDGER_COLLECTION).countDocuments({ userId: "big" })).toBeGreaterThan(256);
+    // the range's start cuts the chain, so the walk reads summaries, and the records of the page's blocks and the cut one
+    const range = { userId: "big", from: new Date(start + DAY_MS / 2 + 3), to: new Date(clock.now() + DAY_MS) };
+    const repo = new UsageRepository(db);
+    const read = () => Promise.all([repo.list({ ...range, skip: 0, limit: 50 }), repo.totals(range)]);
+    const blockReads = (sent: SentFilter[]) => sent.filter((s) => s.collection === USAGE_BLOCKS_COLLECTION).length;
+    const byRow = (rows: Awaited<ReturnType<UsageRepository["totals"]>>) => [...rows].sort((a, b) => `${a.day}${a.model}${a.keyId}`.localeCompare(`${b.day}${b.model}${b.keyId}`));
+
+    const answers: Array<Awaited<ReturnType<typeof read>>> = [];
+    const cold = await filtersSent(async () => answers.push(await read()));
+    const warm = await filtersSent(async () => answers.push(await read()));
+    const [first, second] = answers;
+    const truth = await bruteForce(range);
+    expect(first?.[0].total).toBe(truth.length);
+    expect(first?.[0].records.map((r) => r.requestId)).toEqual(truth.slice(0, 50).map((d) => d.meta?.requestId));
+    expect(second).toEqual(first);
+    expect(blockReads(cold)).toBeGreaterThan(0);
+    expect(blockReads(warm)).toBe(0);
+    expect(warm.length).toBeGreaterThan(0); // the head and the entries above the last full block
+    for (const { filter } of [...cold, ...warm]) expect(Object.keys(filter as object)).toEqual(["_id"]);
+
+    const blocks = db.connection.collection(USAGE_BLOCKS_COLLECTION);
+    expect((await blocks.deleteMany({ _id: { $regex: "^v2:big:16:" } as never })).deletedCount).toBeGreaterThan(0);
+    expect(await read()).toEqual(first);
+    expect(byRow(await new UsageRepository(db).totals(range))).toEqual(byRow(first?.[1] ?? []));
+    expect(await blocks.countDocuments({ _id: { $regex: "^v2:big:16:" } as never })).toBeGreaterThan(0);
   });
 
   it("reads with `_id` equality filters only", async () => {

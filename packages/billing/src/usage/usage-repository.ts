@@ -3,8 +3,8 @@
 // module reads them back for GET /api/usage, walking the user's chain backwards by `_id` (see ChainReader): the
 // embedded database answers any other filter by reading every user's entries.
 import type { Database } from "@gw/db";
-import type { mongo } from "mongoose";
 import { ChainReader } from "../ledger/chain-reader";
+import { ImmutableDocs } from "./immutable-docs";
 import type { StoredUsage, UsageRecord } from "./record";
 
 /**
@@ -90,7 +90,8 @@ const newestFirst = (a: SettleDoc, b: SettleDoc): number =>
 /**
  * The usage of one block of a chain's positions (`v2:<userId>:<size>:<block>`: positions block·size+1 … (block+1)·size), written
  * by the first reader once the chain's head is past the block. Entries never change, so a block's summary never does
- * either: concurrent readers insert the same document, and one deleted is computed again.
+ * either: concurrent readers insert the same document, and one deleted is computed again (by an instance that has not
+ * read it: each keeps the ones it read).
  */
 interface UsageBlockDoc {
   _id: string;
@@ -113,10 +114,18 @@ interface UsageRecordsDoc {
 }
 
 export const USAGE_BLOCKS_COLLECTION = "ledger_usage_blocks";
-/** positions per usage block of the smallest level; a block of the next level holds this many of the one below */
-export const USAGE_BLOCK_SIZE = 64;
-/** levels of blocks: 64, 4,096 and 262,144 positions */
-const BLOCK_LEVELS = 3;
+/**
+ * Positions per usage block of the smallest level; a block of the next level holds this many of the one below. Small:
+ * a walk reads up to one less than this many summaries per level, and this many for each block the range's start cuts.
+ */
+export const USAGE_BLOCK_SIZE = 16;
+/** levels of blocks: 16, 256, 4,096, 65,536 and 1,048,576 positions */
+const BLOCK_LEVELS = 5;
+/**
+ * The bound of each of an instance's two caches of block documents (summaries, records), as the sum of their JSON
+ * lengths: 16 MiB holds the records of some 35,000 requests.
+ */
+const BLOCK_CACHE_JSON_BYTES = 16 * 2 ** 20;
 
 function addToRows(rows: Map<string, UsageTotalsRow>, row: UsageTotalsRow): void {
   const key = `${row.day}\u0000${row.model}\u0000${row.keyId ?? ""}`;
@@ -180,19 +189,26 @@ interface Scan {
   rows: Map<string, UsageTotalsRow>;
 }
 
-const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
+/** A full block: its summary and, when computed at the smallest level, its entries. */
+interface Block {
+  summary: UsageBlockDoc;
+  entries?: SettleDoc[];
+  /** false: a position is missing (a hole a reconcile has not filled yet), so the summary is neither stored nor kept */
+  whole: boolean;
+}
 
 export class UsageRepository {
   private readonly reader: ChainReader;
-  private readonly blocks: mongo.Collection<UsageBlockDoc>;
-  private readonly blockRecords: mongo.Collection<UsageRecordsDoc>;
+  /** the block documents read or written: they never change, so a repeated read costs only the head and the tail */
+  private readonly summaries: ImmutableDocs<UsageBlockDoc>;
+  private readonly blockRecords: ImmutableDocs<UsageRecordsDoc>;
   /** scans in progress, shared by a page and its totals (asked at once) */
   private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
 
   constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
     this.reader = new ChainReader(db);
-    this.blocks = db.connection.collection<UsageBlockDoc>(USAGE_BLOCKS_COLLECTION);
-    this.blockRecords = db.connection.collection<UsageRecordsDoc>(USAGE_BLOCKS_COLLECTION);
+    this.summaries = new ImmutableDocs(db.connection.collection<UsageBlockDoc>(USAGE_BLOCKS_COLLECTION), BLOCK_CACHE_JSON_BYTES);
+    this.blockRecords = new ImmutableDocs(db.connection.collection<UsageRecordsDoc>(USAGE_BLOCKS_COLLECTION), BLOCK_CACHE_JSON_BYTES);
   }
 
   /** Settle entries with a usage record (a settle of a hold opened outside the gateway has none) in the query. */
@@ -216,15 +232,9 @@ export class UsageRepository {
     return scan;
   }
 
-  /** Entries at positions from…to (newest first), by `_id`. */
+  /** The entries at positions from…to that exist (in order), by `_id`, at once. */
   private async read(userId: string, from: number, to: number): Promise<SettleDoc[]> {
-    const docs: SettleDoc[] = [];
-    await this.reader.walkBack(userId, to, (entry) => {
-      if (entry.seq < from) return false;
-      docs.push(entry as unknown as SettleDoc);
-      return entry.seq > from;
-    });
-    return docs;
+    return (await this.reader.range(userId, from, to)) as unknown as SettleDoc[];
   }
 
   /** positions in a block of this level (0: the smallest) */
@@ -243,60 +253,54 @@ export class UsageRepository {
 
   /**
    * Asks for the stored summaries of blocks `from`…`to` of a level at once (a walk takes them one after the other),
-   * so that their lookups are pipelined rather than each waiting for the one before.
+   * so that their lookups are pipelined rather than each waiting for the one before. Not those found missing before:
+   * below the range's start, a walk seldom reaches (and so computes) them.
    */
   private prefetch(stored: Map<string, Promise<UsageBlockDoc | null>>, userId: string, level: number, from: number, to: number): void {
     for (let index = Math.max(0, from); index <= to; index++) {
       const id = this.blockId(userId, level, index);
       // one the walk does not reach must not fail the process when it fails: one it reaches is computed again
-      if (!stored.has(id)) stored.set(id, this.blocks.findOne({ _id: id }).catch(() => null));
+      if (!stored.has(id) && !this.summaries.missedBefore(id)) stored.set(id, this.summaries.get(id).catch(() => null));
     }
   }
 
-  /** A full block of the smallest level: its usage records, stored (one read), or its entries read and the records stored. */
-  private async recordsOf(userId: string, index: number): Promise<SettleDoc[]> {
+  /**
+   * A full block of the smallest level: its usage records, stored (one read), or from its entries (`read`: just read
+   * for its summary; else read now), the records stored.
+   */
+  private async recordsOf(userId: string, index: number, read?: SettleDoc[]): Promise<SettleDoc[]> {
     const id = `r2:${userId}:${this.size(0)}:${index.toString().padStart(12, "0")}`;
-    const stored = await this.blockRecords.findOne({ _id: id });
+    const stored = read ? null : await this.blockRecords.get(id);
     if (stored) return stored.records;
-    const entries = await this.read(userId, index * this.size(0) + 1, (index + 1) * this.size(0));
+    const entries = read ?? await this.read(userId, index * this.size(0) + 1, (index + 1) * this.size(0));
     const records = entries.filter((doc) => doc.kind === "settle" && doc.meta)
       .map(({ _id, userId: user, kind, createdAt, holdId, cost, meta }) => ({ _id, userId: user, kind, createdAt, holdId, cost, meta }));
-    try {
-      await this.blockRecords.insertOne({ _id: id, records });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+    if (entries.length === this.size(0)) await this.blockRecords.put({ _id: id, records });
     return entries;
   }
 
-  private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>): Promise<{ summary: UsageBlockDoc; entries?: SettleDoc[] }> {
+  private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>): Promise<Block> {
     const size = this.size(level);
     const id = this.blockId(userId, level, index);
-    const stored = await (prefetched?.get(id) ?? this.blocks.findOne({ _id: id }));
-    if (stored) return { summary: stored };
-    let entries: SettleDoc[] | undefined;
-    let summary: UsageBlockDoc;
+    const stored = await (prefetched?.get(id) ?? this.summaries.get(id));
+    if (stored) return { summary: stored, whole: true };
     if (level === 0) {
-      entries = await this.read(userId, index * size + 1, (index + 1) * size);
-      summary = merge(id, entries.map(entrySummary));
-    } else {
-      const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i)));
-      summary = merge(id, parts.map((p) => p.summary));
+      const entries = await this.read(userId, index * size + 1, (index + 1) * size);
+      const block = { summary: merge(id, entries.map(entrySummary)), entries, whole: entries.length === size };
+      if (block.whole) await this.summaries.put(block.summary);
+      return block;
     }
-    try {
-      await this.blocks.insertOne(summary);
-    } catch (err) {
-      // another reader stored the same summary first; anything else leaves it to the next reader
-      if (!isDuplicateKey(err)) throw err;
-    }
-    return { summary, entries };
+    const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i)));
+    const block = { summary: merge(id, parts.map((p) => p.summary)), whole: parts.every((p) => p.whole) };
+    if (block.whole) await this.summaries.put(block.summary);
+    return block;
   }
 
   /**
    * The user's chain from its head back to the range's start. Positions above the last multiple of `blockSize` are
-   * read entry by entry; below it, the chain is taken in the largest full blocks that end at the cursor: a block whose
-   * records all fall in the range and none can be on the page is counted from its summary, one with no record in the
-   * range is skipped, any other is taken in its sub-blocks (its entries at the smallest level).
+   * read entry by entry, at once; below it, the chain is taken in the largest full blocks that end at the cursor: a
+   * block whose records all fall in the range and none can be on the page is counted from its summary, one with no
+   * record in the range is skipped, any other is taken in its sub-blocks (its entries at the smallest level).
    */
   private async walk(q: UsageFilter, need: number): Promise<Scan> {
     const result: Scan = { records: [], total: 0, rows: new Map() };
@@ -329,23 +333,20 @@ export class UsageRepository {
         return false;
       }
       if (level === 0) {
-        for (const doc of entries ?? await this.recordsOf(q.userId, index)) visit(doc);
+        for (const doc of await this.recordsOf(q.userId, index, entries)) visit(doc);
         return stopped;
       }
       this.prefetch(prefetched, q.userId, level - 1, index * this.blockSize, (index + 1) * this.blockSize - 1);
       for (let part = this.blockSize - 1; part >= 0; part--) if (await take(level - 1, index * this.blockSize + part)) return true;
       return false;
     };
-    let cursor = head.seq;
+    // the head is read already
+    let cursor = head.seq - (head.seq % this.blockSize);
+    for (const doc of [head as unknown as SettleDoc, ...await this.read(q.userId, cursor + 1, head.seq - 1)]) visit(doc);
     while (cursor >= 1 && !stopped) {
+      // cursor is a multiple of the smallest size
       let level = BLOCK_LEVELS - 1;
-      while (level >= 0 && cursor % this.size(level) !== 0) level--;
-      if (level < 0) {
-        const below = cursor - (cursor % this.blockSize);
-        for (const doc of await this.read(q.userId, below + 1, cursor)) visit(doc);
-        cursor = below;
-        continue;
-      }
+      while (level > 0 && cursor % this.size(level) !== 0) level--;
       // the run of blocks of this level down to the next larger block
       const index = cursor / this.size(level) - 1;
       const larger = level + 1 < BLOCK_LEVELS ? this.size(level + 1) : cursor;

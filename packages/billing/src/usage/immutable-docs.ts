@@ -1,0 +1,59 @@
+import { LRUCache } from "lru-cache";
+import type { Collection, Filter, OptionalUnlessRequiredId } from "mongodb";
+
+/** ids remembered as missing (a bound by count) */
+const MISSED_IDS = 65_536;
+
+const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
+
+/**
+ * Documents that never change once written (the caller writes only ones computed whole from immutable data), read by
+ * `_id` through a bounded in-process LRU cache: one that exists is read from the database once per instance of this
+ * class, as long as the cache keeps it. A missing one is never kept: it is looked up again until it is written.
+ */
+export class ImmutableDocs<T extends { _id: string }> {
+  private readonly cache: LRUCache<string, T>;
+  /** ids whose last lookup found nothing: only a hint for lookups ahead of need (see `missedBefore`) */
+  private readonly missed = new LRUCache<string, true>({ max: MISSED_IDS });
+
+  /** `maxJsonBytes`: the cache's bound, as the sum of its documents' JSON lengths */
+  constructor(private readonly collection: Collection<T>, maxJsonBytes: number) {
+    this.cache = new LRUCache<string, T>({ maxSize: maxJsonBytes, sizeCalculation: (doc) => JSON.stringify(doc).length });
+  }
+
+  async get(id: string): Promise<T | null> {
+    const kept = this.cache.get(id);
+    if (kept) return kept;
+    const doc = (await this.collection.findOne({ _id: id } as Filter<T>)) as T | null;
+    if (doc) {
+      this.cache.set(id, doc);
+      this.missed.delete(id);
+    } else {
+      this.missed.set(id, true);
+    }
+    return doc;
+  }
+
+  /**
+   * true: the last lookup of `id` found nothing. A reader looking ahead of need skips such ids, so that documents it
+   * rarely reaches (and so never computes) are not looked up by every read; `get` still looks them up.
+   */
+  missedBefore(id: string): boolean {
+    return this.missed.has(id);
+  }
+
+  /**
+   * Stores a document computed whole, for the next reader: one that another reader stored first holds the same, since
+   * what it is computed from never changes.
+   */
+  async put(doc: T): Promise<void> {
+    try {
+      await this.collection.insertOne(doc as OptionalUnlessRequiredId<T>);
+    } catch (err) {
+      // a duplicate: another reader stored it first
+      if (!isDuplicateKey(err)) throw err;
+    }
+    this.cache.set(doc._id, doc);
+    this.missed.delete(doc._id);
+  }
+}
