@@ -36,20 +36,26 @@ export interface GrantResult {
   balance: number;
 }
 
+const creditsKey = (purchase: Purchase): string => `purchase:${purchase.id}`;
+const bonusKey = (purchase: Purchase): string => `purchase:${purchase.id}:bonus`;
+
+/**
+ * The ledger keys of the entries a purchase's grant writes: its credits, then its bonus (none for a bonus of 0), so
+ * that a lookup of them stops once all are found.
+ */
+export const purchaseGrantKeys = (purchase: Purchase): [string, ...string[]] =>
+  purchase.bonusMicros > 0 ? [creditsKey(purchase), bonusKey(purchase)] : [creditsKey(purchase)];
+
 /**
  * Grants a paid purchase: the credits and the package bonus, as two ledger entries whose idempotency keys are
  * derived from the purchase, so every event announcing the same payment grants it once.
  */
-/** The ledger keys of a purchase's grant: its credits, then its bonus. */
-export const purchaseGrantKeys = (purchase: Purchase): [string, string] => [`purchase:${purchase.id}`, `purchase:${purchase.id}:bonus`];
-
 export async function grantPurchase(rt: BillingRuntime, purchase: Purchase, paymentIntentId: string | undefined): Promise<GrantResult> {
   const meta = { purchaseId: purchase.id, paymentIntentId, amountCents: purchase.amountCents };
-  const [key, bonusKey] = purchaseGrantKeys(purchase);
-  const credit = await rt.ledger.credit(purchase.userId, purchase.creditsMicros, { kind: "purchase", idempotencyKey: key, meta });
+  const credit = await rt.ledger.credit(purchase.userId, purchase.creditsMicros, { kind: "purchase", idempotencyKey: creditsKey(purchase), meta });
   let balance = credit.balance;
   if (purchase.bonusMicros > 0) {
-    const bonus = await rt.ledger.credit(purchase.userId, purchase.bonusMicros, { kind: "bonus", idempotencyKey: bonusKey, meta });
+    const bonus = await rt.ledger.credit(purchase.userId, purchase.bonusMicros, { kind: "bonus", idempotencyKey: bonusKey(purchase), meta });
     balance = bonus.balance;
   }
   return { applied: credit.applied, balance };

@@ -1,3 +1,4 @@
+import type { LedgerEntry } from "./ledger/types";
 import type { BillingRuntime } from "./runtime";
 
 /** What one money object (a purchase, an invoice) granted: its ledger grant entries, summed. */
@@ -5,6 +6,8 @@ export interface Grant {
   userId: string;
   /** the idempotency key of its main grant entry (`purchase:<id>`, `inv:<invoice id>`): the money object's name */
   key: string;
+  /** the position of its main grant entry in the user's chain: whatever is taken back for it is written after it */
+  seq: number;
   /** micro-dollars granted in all (a purchase's credits and bonus) */
   micros: number;
 }
@@ -39,19 +42,34 @@ const lateReinstatedKey = (grantKey: string, disputeId: string): string => `${re
 const shareOf = (micros: number, cents: number, totalCents: number): number =>
   Number((BigInt(micros) * BigInt(cents)) / BigInt(totalCents));
 
-/** The money object's grant, or null when none of these ledger keys granted anything. */
-export async function grantOf(rt: BillingRuntime, keys: [string, ...string[]]): Promise<Grant | null> {
-  const entries = await rt.ledger.entriesByKeys(keys);
-  const main = entries.find((e) => e.idempotencyKey === keys[0]);
+function grantAmong(entries: LedgerEntry[], key: string): Grant | null {
+  const main = entries.find((e) => e.idempotencyKey === key);
   if (!main) return null;
-  return { userId: main.userId, key: keys[0], micros: entries.reduce((sum, e) => sum + e.amount, 0) };
+  return { userId: main.userId, key, seq: main.seq, micros: entries.reduce((sum, e) => sum + e.amount, 0) };
 }
 
+/**
+ * The money object's grant in the user's chain (read by `_id`), or null when none of these ledger keys granted
+ * anything there. `keys`: the main grant entry's first, then those of the entries written after it.
+ */
+export async function grantOf(rt: BillingRuntime, userId: string, keys: [string, ...string[]]): Promise<Grant | null> {
+  return grantAmong(await rt.ledger.creditEntriesByKeys(userId, keys), keys[0]);
+}
+
+/** The same, for a money object whose user nothing names: a query on the whole ledger (see Ledger.entriesByKeys). */
+export async function grantOfAnyUser(rt: BillingRuntime, keys: [string, ...string[]]): Promise<Grant | null> {
+  return grantAmong(await rt.ledger.entriesByKeys(keys), keys[0]);
+}
+
+/** The grant's entries under these keys: its take-backs, all written after its main entry. */
+const takeBacksOf = (rt: BillingRuntime, grant: Grant, keys: string[]): Promise<LedgerEntry[]> =>
+  rt.ledger.creditEntriesByKeys(grant.userId, keys, { afterSeq: grant.seq });
+
 /** The cumulative refunded amount already taken back for this grant: the end of its chain of take-backs. */
-async function takenUpTo(rt: BillingRuntime, grantKey: string): Promise<number> {
+async function takenUpTo(rt: BillingRuntime, grant: Grant): Promise<number> {
   let cents = 0;
   for (let step = 0; step < MAX_STEPS; step++) {
-    const [entry] = await rt.ledger.entriesByKeys([stepKey(grantKey, cents)]);
+    const [entry] = await takeBacksOf(rt, grant, [stepKey(grant.key, cents)]);
     const next = entry?.meta?.refundedCents;
     if (typeof next !== "number" || next <= cents) return cents;
     cents = next;
@@ -75,7 +93,7 @@ export async function takeBackRefunded(rt: BillingRuntime, grant: Grant, refund:
   const total = refund.amountCents;
   const refunded = Math.min(refund.refundedCents, total);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const from = await takenUpTo(rt, grant.key);
+    const from = await takenUpTo(rt, grant);
     if (refunded <= from) return `already taken back ${grant.key} up to ${from} cents`;
     const wanted = shareOf(grant.micros, refunded, total) - shareOf(grant.micros, from, total);
     // a refund too small to be worth a micro-dollar: the next one's share includes it
@@ -98,7 +116,7 @@ export async function takeBackRefunded(rt: BillingRuntime, grant: Grant, refund:
  * was written second sees both and gives back what the withdrawal took, once. Returns the micro-dollars given back.
  */
 async function giveBackRacedWithdrawal(rt: BillingRuntime, grant: Grant, disputeId: string): Promise<number> {
-  const entries = await rt.ledger.entriesByKeys([disputeKey(grant.key, disputeId), reinstatedKey(grant.key, disputeId)]);
+  const entries = await takeBacksOf(rt, grant, [disputeKey(grant.key, disputeId), reinstatedKey(grant.key, disputeId)]);
   const withdrawn = entries.find((e) => e.idempotencyKey === disputeKey(grant.key, disputeId));
   const reinstated = entries.find((e) => e.idempotencyKey === reinstatedKey(grant.key, disputeId));
   if (!withdrawn || !reinstated || reinstated.amount !== 0 || withdrawn.amount >= 0) return 0;
@@ -116,7 +134,7 @@ async function giveBackRacedWithdrawal(rt: BillingRuntime, grant: Grant, dispute
  */
 export async function takeBackDisputed(rt: BillingRuntime, grant: Grant, dispute: DisputedShare): Promise<string> {
   const key = disputeKey(grant.key, dispute.disputeId);
-  if ((await rt.ledger.entriesByKeys([reinstatedKey(grant.key, dispute.disputeId)])).length > 0) return `dispute ${dispute.disputeId} already reinstated`;
+  if ((await takeBacksOf(rt, grant, [reinstatedKey(grant.key, dispute.disputeId)])).length > 0) return `dispute ${dispute.disputeId} already reinstated`;
   const wanted = shareOf(grant.micros, Math.min(dispute.disputedCents, dispute.amountCents), dispute.amountCents);
   if (wanted <= 0) return `nothing to take back for dispute ${dispute.disputeId}`;
   const result = await rt.ledger.debit(grant.userId, wanted, {
@@ -135,7 +153,7 @@ export async function takeBackDisputed(rt: BillingRuntime, grant: Grant, dispute
  * (it was never taken). Arriving before the withdrawal, it is recorded (amount 0) so that the withdrawal takes nothing.
  */
 export async function reinstateDisputed(rt: BillingRuntime, grant: Grant, disputeId: string): Promise<string> {
-  const [withdrawn] = await rt.ledger.entriesByKeys([disputeKey(grant.key, disputeId)]);
+  const [withdrawn] = await takeBacksOf(rt, grant, [disputeKey(grant.key, disputeId)]);
   const result = await rt.ledger.credit(grant.userId, -(withdrawn?.amount ?? 0), {
     kind: "dispute",
     idempotencyKey: reinstatedKey(grant.key, disputeId),

@@ -3,10 +3,10 @@ import { newId, type Clock } from "@gw/shared";
 import { ChainAudit } from "./chain-audit";
 import { ChainWriter } from "./chain-writer";
 import { Checkpoints } from "./checkpoints";
-import { LedgerRepository, toEntry } from "./repository";
+import { LedgerRepository, toEntry, type LedgerDoc } from "./repository";
 import { ReservedUsers } from "./reserved-users";
 import { DEFAULT_RESERVATION_POLICY, ReservationBook, type ReservationPolicy } from "./reservations";
-import type { CreditKind, CreditResult, DebitResult, HoldResult, Ledger, LedgerEntry, LedgerEntryKind } from "./types";
+import { CREDIT_KINDS, type CreditKind, type CreditResult, type DebitResult, type HoldResult, type Ledger, type LedgerEntry, type LedgerEntryKind } from "./types";
 
 export interface LedgerOptions {
   /** reservations of an instance that stopped beating (crashed) are released after this long */
@@ -49,6 +49,34 @@ async function sumWithin(values: Array<Promise<number>>, ms: number): Promise<nu
   await Promise.race([counted, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms).unref(); })]);
   clearTimeout(timer);
   return sum;
+}
+
+/**
+ * A walk for idempotency keys reads the credit entries a page at a time, this many first (what is asked for is mostly
+ * recent: a refund of a recent payment), twice as many on each next page up to the last.
+ */
+const KEY_WALK_FIRST_PAGE = 16;
+const KEY_WALK_LAST_PAGE = 512;
+
+/**
+ * The user's credit entries under `keys` (see Ledger.creditEntriesByKeys): pages of the credit entries, newest first,
+ * read by `_id` along the chain's credit links, until every key is found, the chain ends or the walk passes `afterSeq`.
+ */
+async function creditEntriesByKeys(repo: LedgerRepository, userId: string, keys: string[], afterSeq: number): Promise<LedgerDoc[]> {
+  const wanted = new Set(keys);
+  const found: LedgerDoc[] = [];
+  let beforeSeq: number | undefined;
+  for (let limit = KEY_WALK_FIRST_PAGE; wanted.size > 0; limit = Math.min(limit * 2, KEY_WALK_LAST_PAGE)) {
+    const page = await repo.entries(userId, { kinds: [...CREDIT_KINDS], limit, beforeSeq });
+    for (const doc of page) {
+      if (doc.seq <= afterSeq) return found;
+      if (wanted.delete(doc.idempotencyKey)) found.push(doc);
+    }
+    const last = page[page.length - 1];
+    if (!last || page.length < limit) return found;
+    beforeSeq = last.seq;
+  }
+  return found;
 }
 
 function assertAmount(amount: number, what: string): void {
@@ -296,6 +324,10 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
       const result = await takeBack(userId, amount, opts);
       if (result.applied && result.shortfall > 0 && opts.kind === "refund") collectAfterHolds(userId, result.shortfall, opts);
       return result;
+    },
+
+    async creditEntriesByKeys(userId, keys, opts) {
+      return (await creditEntriesByKeys(repo, userId, keys, opts?.afterSeq ?? 0)).map(toEntry);
     },
 
     async entriesByKeys(keys) {

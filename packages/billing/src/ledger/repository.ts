@@ -1,7 +1,7 @@
 import type { Collection, CreateIndexesOptions, IndexSpecification, MongoBulkWriteError } from "mongodb";
 import type { Database } from "@gw/db";
 import { ChainReader, isCreditKind } from "./chain-reader";
-import { CREDIT_KINDS, type LedgerEntry, type LedgerEntryKind } from "./types";
+import type { LedgerEntry, LedgerEntryKind } from "./types";
 
 /** Stored shape: the entry with its id as `_id` = `<userId>:<seq>`, so the primary key itself makes each position
  * of a chain single-use. */
@@ -153,12 +153,19 @@ export class LedgerRepository {
   }
 
   /**
-   * The newest credit entry at or before `seq` for a chain whose entries predate `lastCredit`: a query on `userId`
-   * (a scan of the collection on the embedded database), needed once per such chain, by its first new entry.
+   * The newest credit entry at or before `seq` for a chain whose entries predate `lastCredit`: the chain read back by
+   * `_id` from `seq` to its first credit entry (or to an entry that carries the link), needed once per such chain, by
+   * its first new entry.
    */
   async legacyLastCredit(userId: string, seq: number): Promise<number> {
-    const doc = await this.collection.find({ userId, seq: { $lte: seq }, kind: { $in: CREDIT_KINDS } }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
-    return doc?.seq ?? 0;
+    let found = 0;
+    await this.reader.walkBack(userId, seq, (doc) => {
+      if (isCreditKind(doc.kind)) found = doc.seq;
+      else if (doc.lastCredit !== undefined) found = doc.lastCredit;
+      else return true;
+      return false;
+    });
+    return found;
   }
 
   /**

@@ -86,7 +86,16 @@ export interface Ledger {
    * instance reserved of the user are given back first, so they are taken too.
    */
   debit(userId: string, amount: number, opts: { kind: "refund" | "dispute"; idempotencyKey: string; meta?: Record<string, unknown> }): Promise<DebitResult>;
-  /** the entries written under these idempotency keys (those that exist) */
+  /**
+   * The user's credit entries (CREDIT_KINDS) written under these idempotency keys (those that exist), read by `_id`
+   * from the newest back: the walk stops once every key is found, or below `afterSeq` (for keys only ever written
+   * after the entry at that position).
+   */
+  creditEntriesByKeys(userId: string, keys: string[], opts?: { afterSeq?: number }): Promise<LedgerEntry[]>;
+  /**
+   * The entries written under these idempotency keys in any user's chain: a query on the whole ledger (a scan on the
+   * embedded database), only for a caller that cannot know the user (see creditEntriesByKeys).
+   */
   entriesByKeys(keys: string[]): Promise<LedgerEntry[]>;
   /** reserves `amount` when the balance covers it; never lets the balance go below zero */
   hold(userId: string, amount: number, opts: { holdId: string; meta?: Record<string, unknown> }): Promise<HoldResult>;

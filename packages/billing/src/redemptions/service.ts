@@ -63,7 +63,7 @@ const creditKey = (code: string, userId: string) => `redeem:${code}:${userId}`;
 async function freeAbandonedSlots(deps: RedemptionDeps, store: RedemptionStore, code: string, now: Date): Promise<void> {
   for (const held of await store.abandonedClaims(code, new Date(now.getTime() - ABANDONED_AFTER_MS))) {
     if (!(await store.takeOverClaim(held, now))) continue;
-    const credited = await deps.ledger.entriesByKeys([creditKey(code, held.userId)]);
+    const credited = await deps.ledger.creditEntriesByKeys(held.userId, [creditKey(code, held.userId)]);
     if (credited.length > 0) {
       await store.markCredited(code, held.userId, now);
       continue;

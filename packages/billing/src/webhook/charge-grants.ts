@@ -1,8 +1,9 @@
 import Stripe from "stripe";
 import { grantPurchase, purchaseGrantKeys } from "../purchases";
-import { grantOf, type Grant } from "../refunds";
+import { grantOf, grantOfAnyUser, type Grant } from "../refunds";
 import type { BillingRuntime } from "../runtime";
-import { invoiceGrantKey, onInvoicePaid, purchaseFor, purchaseOfIntent, record } from "./handlers";
+import { userIdOf } from "../stripe-subscription";
+import { invoiceContext, invoiceGrantKey, onInvoicePaid, purchaseFor, purchaseOfIntent, record } from "./handlers";
 
 /** A processor object reference (an id, or the expanded object) as its id; anything else as absent. */
 export function idField(value: unknown): string | undefined {
@@ -41,14 +42,23 @@ async function invoicePaidBy(rt: BillingRuntime, paymentIntentId: string | undef
   return payment && invoiceId ? { invoiceId, amountCents: isCents(payment.amount_paid) ? payment.amount_paid : 0 } : null;
 }
 
-/** An invoice's plan credits; not granted yet (its paid event has not arrived), they are granted from the processor's invoice first. */
-async function grantOfInvoice(rt: BillingRuntime, invoiceId: string): Promise<Grant | null> {
-  const granted = await grantOf(rt, [invoiceGrantKey(invoiceId)]);
+/**
+ * An invoice's plan credits, looked up in the chain of the user they went to: the owner of the charge's customer, else
+ * the one the processor's invoice names (as when it was paid). Not granted yet (its paid event has not arrived), they
+ * are granted from the processor's invoice first. Only an invoice whose user neither says is looked up by a query.
+ */
+async function grantOfInvoice(rt: BillingRuntime, invoiceId: string, customer: unknown): Promise<Grant | null> {
+  const keys: [string] = [invoiceGrantKey(invoiceId)];
+  const payer = await userIdOf(rt, undefined, idField(customer));
+  const granted = payer ? await grantOf(rt, payer, keys) : null;
   if (granted) return granted;
   const invoice = await retrieved(rt, invoiceId, (stripe, id) => stripe.invoices.retrieve(id));
-  if (invoice?.status !== "paid") return null;
+  const userId = invoice ? (await invoiceContext(rt, invoice))?.userId : undefined;
+  if (!invoice || !userId) return grantOfAnyUser(rt, keys);
+  const owned = userId === payer ? null : await grantOf(rt, userId, keys);
+  if (owned || invoice.status !== "paid") return owned;
   await onInvoicePaid(rt, invoice);
-  return grantOf(rt, [invoiceGrantKey(invoiceId)]);
+  return grantOf(rt, userId, keys);
 }
 
 /**
@@ -62,14 +72,14 @@ async function grantOfInvoice(rt: BillingRuntime, invoiceId: string): Promise<Gr
 export async function grantOfCharge(rt: BillingRuntime, charge: Record<string, unknown>, paymentIntentId: string | undefined): Promise<ChargeGrant | null> {
   const invoiceId = idField(charge.invoice);
   if (invoiceId) {
-    const grant = await grantOfInvoice(rt, invoiceId);
+    const grant = await grantOfInvoice(rt, invoiceId, charge.customer);
     return grant ? { grant } : null;
   }
   let purchase = await purchaseFor(rt, record(charge.metadata) as Stripe.Metadata | undefined, paymentIntentId);
   if (!purchase) {
     const invoice = await invoicePaidBy(rt, paymentIntentId);
     if (invoice) {
-      const grant = await grantOfInvoice(rt, invoice.invoiceId);
+      const grant = await grantOfInvoice(rt, invoice.invoiceId, charge.customer);
       return grant ? { grant, amountCents: invoice.amountCents } : null;
     }
     const intent = await retrieved(rt, paymentIntentId, (stripe, id) => stripe.paymentIntents.retrieve(id));
@@ -77,6 +87,6 @@ export async function grantOfCharge(rt: BillingRuntime, charge: Record<string, u
     if (!purchase) return null;
   }
   await grantPurchase(rt, purchase, paymentIntentId);
-  const grant = await grantOf(rt, purchaseGrantKeys(purchase));
+  const grant = await grantOf(rt, purchase.userId, purchaseGrantKeys(purchase));
   return grant ? { grant, amountCents: purchase.amountCents } : null;
 }

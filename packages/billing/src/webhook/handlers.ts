@@ -143,7 +143,7 @@ interface InvoiceContext {
   planId?: string;
 }
 
-async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Promise<InvoiceContext | null> {
+export async function invoiceContext(rt: BillingRuntime, invoice: Stripe.Invoice): Promise<InvoiceContext | null> {
   const sub = subscriptionOfInvoice(invoice);
   if (!sub.id) return null;
   const latest = currentStates(await rt.stores.snapshots.bySubscription(sub.id))[0];
