@@ -1,7 +1,7 @@
 import type { Collection, CreateIndexesOptions, IndexSpecification, MongoBulkWriteError } from "mongodb";
 import type { Database } from "@gw/db";
 import { ChainReader, isCreditKind } from "./chain-reader";
-import type { LedgerEntry, LedgerEntryKind } from "./types";
+import { CREDIT_KINDS, type LedgerEntry, type LedgerEntryKind } from "./types";
 
 /** Stored shape: the entry with its id as `_id` = `<userId>:<seq>`, so the primary key itself makes each position
  * of a chain single-use. */
