@@ -1,7 +1,7 @@
 // GET /api/usage's reads (list, totals and the CSV's stream) walk one user's chain by `_id`: the same records and totals as a query over the whole ledger
 // (the brute force), for two instances writing at once, any range, model, key, endpoint and status, and no filter but `_id` equality.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createLedger, LEDGER_COLLECTION, type Ledger, USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
+import { createLedger, LEDGER_COLLECTION, type Ledger, type LedgerDoc, nextEntry, USAGE_BLOCKS_COLLECTION, UsageRepository, type StoredUsage, type UsageQuery } from "@gw/billing";
 import { connectDatabase, type Database } from "@gw/db";
 import { ManualClock, randomBase62 } from "@gw/shared";
 import { filtersSent, type SentFilter } from "@gw/test-support";
@@ -70,7 +70,7 @@ describe("usage reads by _id", () => {
   ];
 
   // the default block size, and small ones so that these chains have full blocks read by their summaries
-  it.each([64, 3])("lists the same records, in the same order, with the same total and totals as a query (smallest blocks of %i positions, three levels)", async (blockSize) => {
+  it.each([64, 3])("lists the same records, in the same order, with the same total and totals as a query (smallest blocks of %i positions, five levels)", async (blockSize) => {
     const repo = new UsageRepository(db, blockSize);
     // twice: the first pass writes the blocks' summaries, the second reads them
     for (const range of [...ranges, ...ranges.slice(0, 2)]) {
@@ -178,5 +178,27 @@ describe("usage reads by _id", () => {
     })).map((s) => s.filter);
     expect(filters.length).toBeGreaterThan(0);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
+  });
+
+  it("counts the newest entry once when the chain ends at a block's end", async () => {
+    // a purchase, then settles with usage records up to position 32: the head closes the second 16-position block
+    const state = { seq: 0, balance: 0, lastCredit: 0 };
+    const at = new Date(START);
+    const chain: LedgerDoc[] = [nextEntry("edge", state, { kind: "purchase", amount: 1_000_000, idempotencyKey: "edge:buy", requireCover: false }, at)];
+    for (let i = 1; i < 32; i++) {
+      const meta: StoredUsage = { requestId: `edge-${i}`, endpoint: "/v1/chat/completions", model: "model-a", type: "text", processingMs: 1, outputBytes: 1, createdAt: new Date(START + i) };
+      chain.push(nextEntry("edge", state, { kind: "settle", amount: 0, cost: 10, idempotencyKey: `edge:${i}`, requireCover: false, holdId: `edge-${i}`, meta }, at));
+    }
+    await db.connection.collection<LedgerDoc>(LEDGER_COLLECTION).insertMany(chain);
+    const range = { userId: "edge", from: new Date(START - DAY_MS), to: new Date(START + DAY_MS) };
+    for (const repo of [new UsageRepository(db), new UsageRepository(db, 4)]) {
+      // twice: blocks computed, then read back
+      for (let pass = 0; pass < 2; pass++) {
+        expect((await repo.totals(range)).reduce((n, r) => n + r.requests, 0)).toBe(31);
+        const page = await repo.list({ ...range, skip: 0, limit: 100 });
+        expect(page.total).toBe(31);
+        expect(page.records.map((r) => r.requestId)).toEqual(Array.from({ length: 31 }, (_, i) => `edge-${31 - i}`));
+      }
+    }
   });
 });

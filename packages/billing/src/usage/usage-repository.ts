@@ -340,9 +340,9 @@ export class UsageRepository {
       for (let part = this.blockSize - 1; part >= 0; part--) if (await take(level - 1, index * this.blockSize + part)) return true;
       return false;
     };
-    // the head is read already
+    // the positions above the last full block, the head (read already) among them unless it closes that block
     let cursor = head.seq - (head.seq % this.blockSize);
-    for (const doc of [head as unknown as SettleDoc, ...await this.read(q.userId, cursor + 1, head.seq - 1)]) visit(doc);
+    if (cursor < head.seq) for (const doc of [head as unknown as SettleDoc, ...await this.read(q.userId, cursor + 1, head.seq - 1)]) visit(doc);
     while (cursor >= 1 && !stopped) {
       // cursor is a multiple of the smallest size
       let level = BLOCK_LEVELS - 1;
