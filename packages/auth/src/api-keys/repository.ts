@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model, type mongo } from "mongoose";
-import { findByIds, IdChain, type ChainedRef } from "@gw/db";
+import { IdChain, type ChainedRef } from "@gw/db";
 import { newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
 import { NO_CONTROLS, type KeyControls } from "./controls";
@@ -181,7 +181,7 @@ export class ApiKeyRepository {
     const doc: ApiKeyDoc = { _id: record.id, userId: record.userId, name: record.name, description: record.description,
       prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0, suspended: false, ...record.controls };
     // chained first: a crash before the key's insert leaves refs to nothing, which readers skip
-    await Promise.all([this.keysByUser.append(record.userId, record.id), this.keyByHash.append(record.hash, record.id)]);
+    await Promise.all([this.keysByUser.append(record.userId, record.id), this.keyByHash.appendToNew(record.hash, record.id)]);
     await this.model.create(doc);
     return toRecord(doc);
   }
@@ -215,7 +215,7 @@ export class ApiKeyRepository {
 
   /** Hashes of the key's previous secrets (to evict them with the key). */
   async previousHashes(keyId: string): Promise<string[]> {
-    return (await findByIds(this.previousRows, await this.previousByKey.list(keyId))).map((d) => d._id);
+    return (await this.previousByKey.documents(keyId, this.previousRows)).map((d) => d._id);
   }
 
   /** Replaces the controls of an active key of this user; the updated record, or null when unknown or foreign. */
@@ -241,7 +241,7 @@ export class ApiKeyRepository {
       if (isDuplicateKeyError(err)) return "conflict";
       throw err;
     }
-    await this.keyByHash.append(next.hash, keyId);
+    await this.keyByHash.appendToNew(next.hash, keyId);
     await this.model.updateOne({ _id: keyId }, { $set: { hash: next.hash, prefix: next.prefix } }).exec();
     return toRecord(doc);
   }
@@ -253,7 +253,7 @@ export class ApiKeyRepository {
 
   /** The user's active keys, newest first, through the user's chain. */
   private async activeDocsOf(userId: string): Promise<ApiKeyDoc[]> {
-    const docs = await findByIds(this.keys, await this.keysByUser.list(userId));
+    const docs = await this.keysByUser.documents(userId, this.keys);
     return docs
       .filter((doc) => doc.userId === userId && doc.revokedAt == null)
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
@@ -262,7 +262,7 @@ export class ApiKeyRepository {
   private async withUsage(docs: ApiKeyDoc[]): Promise<ApiKeyRecord[]> {
     return Promise.all(docs.map(async (doc) => {
       const record = toRecord(doc);
-      for (const use of await findByIds(this.usageRows, await this.usageByKey.list(doc._id))) {
+      for (const use of await this.usageByKey.documents(doc._id, this.usageRows)) {
         if (use.keyId !== doc._id) continue;
         record.usageCount += use.count;
         if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
