@@ -76,23 +76,28 @@ export class IdChain {
     return [...new Set(await this.read(owner))];
   }
 
+  /** The documents of `collection` the owner's refs name, oldest first, each once; those missing are left out. */
+  documents<T extends { _id: string }>(owner: string, collection: mongo.Collection<T>): Promise<T[]> {
+    return this.resolve(owner, (ref) => collection.findOne({ _id: ref } as mongo.Filter<T>) as Promise<T | null>);
+  }
+
   /**
-   * The documents of `collection` the owner's refs name, oldest first, each once; those missing are left out. Each is
-   * looked up as soon as its position is read, not after the whole chain.
+   * What `lookUp` gives for each of the owner's refs, oldest first, each ref once; nulls are left out. Each lookup
+   * starts as soon as its position is read, not after the whole chain.
    */
-  async documents<T extends { _id: string }>(owner: string, collection: mongo.Collection<T>): Promise<T[]> {
+  async resolve<T>(owner: string, lookUp: (ref: string) => Promise<T | null>): Promise<T[]> {
     await this.ready();
     const lookups = new Map<string, Promise<T | null>>();
-    const lookUp = (ref: string) => {
+    const start = (ref: string) => {
       if (lookups.has(ref)) return;
-      const lookup = collection.findOne({ _id: ref } as mongo.Filter<T>) as Promise<T | null>;
+      const lookup = lookUp(ref);
       lookup.catch(() => undefined); // awaited below unless the chain read fails or the ref lies past a hole
       lookups.set(ref, lookup);
     };
     const found: T[] = [];
-    for (const ref of new Set(await this.read(owner, lookUp))) {
-      const doc = await lookups.get(ref);
-      if (doc) found.push(doc as T);
+    for (const ref of new Set(await this.read(owner, start))) {
+      const value = await lookups.get(ref);
+      if (value !== null && value !== undefined) found.push(value);
     }
     return found;
   }

@@ -202,7 +202,7 @@ export class ApiKeyRepository {
   /** An active key of this user (with its usage statistics); null when unknown, foreign or revoked. */
   async findActive(userId: string, keyId: string): Promise<ApiKeyRecord | null> {
     const doc = await this.activeDoc(keyId, userId);
-    return doc ? (await this.withUsage([doc]))[0] ?? null : null;
+    return doc && this.withUsage(doc);
   }
 
   /** The active key a previous secret (by hash) still opens, and until when; null once it is not valid. */
@@ -246,29 +246,30 @@ export class ApiKeyRepository {
     return toRecord(doc);
   }
 
-  /** Active keys of a user (with their usage statistics), newest first. */
+  /** Active keys of a user (with their usage statistics), newest first; a key's usage is read as soon as the key is. */
   async listActive(userId: string): Promise<ApiKeyRecord[]> {
-    return this.withUsage(await this.activeDocsOf(userId));
+    const records = await this.keysByUser.resolve(userId, async (keyId) => {
+      const doc = await this.activeDoc(keyId, userId);
+      return doc && this.withUsage(doc);
+    });
+    return records.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
-  /** The user's active keys, newest first, through the user's chain. */
+  /** The user's active keys, through the user's chain. */
   private async activeDocsOf(userId: string): Promise<ApiKeyDoc[]> {
     const docs = await this.keysByUser.documents(userId, this.keys);
-    return docs
-      .filter((doc) => doc.userId === userId && doc.revokedAt == null)
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
+    return docs.filter((doc) => doc.userId === userId && doc.revokedAt == null);
   }
 
-  private async withUsage(docs: ApiKeyDoc[]): Promise<ApiKeyRecord[]> {
-    return Promise.all(docs.map(async (doc) => {
-      const record = toRecord(doc);
-      for (const use of await this.usageByKey.documents(doc._id, this.usageRows)) {
-        if (use.keyId !== doc._id) continue;
-        record.usageCount += use.count;
-        if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
-      }
-      return record;
-    }));
+  /** The key with the uses its usage rows add up. */
+  private async withUsage(doc: ApiKeyDoc): Promise<ApiKeyRecord> {
+    const record = toRecord(doc);
+    for (const use of await this.usageByKey.documents(doc._id, this.usageRows)) {
+      if (use.keyId !== doc._id) continue;
+      record.usageCount += use.count;
+      if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
+    }
+    return record;
   }
 
   /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */
