@@ -1,6 +1,7 @@
 // The keys list, a key's usage statistics and the key lookup read by `_id` only (through the per-user, per-key and
 // per-hash chains): the same answers as a brute-force query, keys created at once on two instances each listed once,
-// and keys of a database written before the chains listed and verified after a restart.
+// the reads a list and a creation cost, and keys of a database written before the chains listed and verified after a
+// restart.
 import { pino } from "pino";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { ApiKeyService, generateApiKey, localRevocationBus } from "@gw/auth";
@@ -90,6 +91,40 @@ describe("keys read by _id", () => {
     expect(filters.length).toBeGreaterThan(20);
     for (const filter of filters) expect(Object.keys(filter as object)).toEqual(["_id"]);
     for (const filter of filters) expect(typeof (filter as { _id: unknown })._id).toBe("string");
+  });
+
+  it("lists a user's N keys from a few `_id` reads: one per key and usage row, the chains' known starts not read again", async () => {
+    const db = await database(`keys_${randomBase62(8)}`);
+    const writer = await instance(db);
+    const keys: Array<{ id: string }> = [];
+    for (let i = 0; i < 6; i++) {
+      clock.advance(1); // newest first
+      keys.push(await writer.create("u", { name: `k${i}` }));
+    }
+    for (const key of keys) writer.recordUse(key.id);
+    await writer.flushUsage();
+    const reader = await instance(await database(db.connection.name));
+    const readsPerCollection = async (run: () => Promise<unknown>) => {
+      const sent = await filtersSent(run);
+      for (const { filter } of sent) expect(Object.keys(filter as object)).toEqual(["_id"]);
+      const counts: Record<string, number> = {};
+      const counted = new Set<unknown>(); // the driver's findOne hands its filter on to find: one read
+      for (const { collection, filter } of sent) {
+        if (counted.has(filter)) continue;
+        counted.add(filter);
+        counts[collection] = (counts[collection] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const listed = async () => expect((await reader.listActive("u")).map((k) => [k.id, k.usageCount])).toEqual(keys.map((k) => [k.id, 1]).reverse());
+    // a process that never read them: each chain in growing batches (4, then 8 positions), each document once
+    expect(await readsPerCollection(listed)).toEqual({ api_keys_by_user: 12, api_keys: 6, api_key_usage_by_key: 24, api_key_usage: 6 });
+    // again: one position past each chain's known start
+    expect(await readsPerCollection(listed)).toEqual({ api_keys_by_user: 1, api_keys: 6, api_key_usage_by_key: 6, api_key_usage: 6 });
+    // a key created where the user's chain is known is three inserts and no read; its first verification one read
+    const created = await reader.create("u", { name: "k6" });
+    expect(await readsPerCollection(async () => expect((await reader.verify(created.key))?.keyId).toBe(created.id))).toEqual({ api_keys: 1 });
+    expect(await readsPerCollection(() => reader.create("u", { name: "k7" }))).toEqual({});
   });
 
   it("lists and verifies the keys of a database written before the chains, after a restart", async () => {

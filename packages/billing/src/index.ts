@@ -14,7 +14,7 @@ export type { NewRedemptionCode, RedeemResult, RedemptionCodeView, Redemptions }
 export * from "./usage/index";
 export { freePlan } from "./catalog";
 export { KEY_SPEND_COLLECTION, KeySpend } from "./key-spend/key-spend";
-export type { KeyLimit, KeyUsage } from "./key-spend/key-spend";
+export type { KeyLimit, KeyUsage, SpendTotals } from "./key-spend/key-spend";
 export { HEADS_COLLECTION } from "./ledger/chain-reader";
 export { ChainWriter, nextEntry } from "./ledger/chain-writer";
 export type { ChainState, Movement } from "./ledger/chain-writer";

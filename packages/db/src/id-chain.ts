@@ -14,9 +14,11 @@ export interface ChainedRef {
 
 /** Where the one-time backfill is recorded as done (no `:`, so it never meets a position). */
 const BACKFILLED = "backfilled";
-/** Positions read at once by `list`: the first batch, doubled each time up to the last. */
+/** Positions read at once by `list` from the start: the first batch, doubled each time up to the last. */
 const FIRST_BATCH = 4;
 const MAX_BATCH = 64;
+/** Owners whose chain start this process remembers (cleared when full: a forgotten owner costs a longer read). */
+const MAX_REMEMBERED = 10_000;
 
 const positionId = (owner: string, n: number): string => `${owner}:${n}`;
 
@@ -45,6 +47,11 @@ export async function findByIds<T extends { _id: string }>(collection: mongo.Col
 export class IdChain {
   private readonly docs: mongo.Collection<IdChainDoc>;
   private backfill: Promise<void> | undefined;
+  /**
+   * The refs at each owner's first positions as this process has read or written them. Positions are insert-only, so
+   * what was seen once stays true: a read goes on after it, an append tries the position after it first.
+   */
+  private readonly seen = new Map<string, string[]>();
 
   /**
    * `legacy`: the documents written before the chain existed, read once per database (the first `ready()` of this
@@ -66,54 +73,130 @@ export class IdChain {
   /** The owner's refs, oldest first, each once. */
   async list(owner: string): Promise<string[]> {
     await this.ready();
-    return this.read(owner);
+    return [...new Set(await this.read(owner))];
   }
 
-  /** Adds `ref` at the owner's first free position (another writer's position is skipped). */
+  /** The documents of `collection` the owner's refs name, oldest first, each once; those missing are left out. */
+  documents<T extends { _id: string }>(owner: string, collection: mongo.Collection<T>): Promise<T[]> {
+    return this.resolve(owner, (ref) => collection.findOne({ _id: ref } as mongo.Filter<T>) as Promise<T | null>);
+  }
+
+  /**
+   * What `lookUp` gives for each of the owner's refs, oldest first, each ref once; nulls are left out. Each lookup
+   * starts as soon as its position is read, not after the whole chain.
+   */
+  async resolve<T>(owner: string, lookUp: (ref: string) => Promise<T | null>): Promise<T[]> {
+    await this.ready();
+    const lookups = new Map<string, Promise<T | null>>();
+    const start = (ref: string) => {
+      if (lookups.has(ref)) return;
+      const lookup = lookUp(ref);
+      lookup.catch(() => undefined); // awaited below unless the chain read fails or the ref lies past a hole
+      lookups.set(ref, lookup);
+    };
+    const found: T[] = [];
+    for (const ref of new Set(await this.read(owner, start))) {
+      const value = await lookups.get(ref);
+      if (value !== null && value !== undefined) found.push(value);
+    }
+    return found;
+  }
+
+  /**
+   * Adds `ref` at the owner's first free position (another writer's position is skipped): the one after those this
+   * process has seen, else the one a search from the start finds.
+   */
   async append(owner: string, ref: string): Promise<void> {
     await this.ready();
-    await this.insertFrom(owner, (await this.length(owner)) + 1, ref);
+    const seen = this.seen.get(owner)?.length;
+    await this.appendFrom(owner, (seen ?? (await this.length(owner, 0))) + 1, ref);
+  }
+
+  /** `append` for an owner whose chain is new (a fresh secret's hash): position 1 is tried without a read first. */
+  async appendToNew(owner: string, ref: string): Promise<void> {
+    await this.ready();
+    await this.appendFrom(owner, 1, ref);
   }
 
   /** The ref at the owner's first position (a chain of one: the key a secret's hash opens), or null. */
   async first(owner: string): Promise<string | null> {
     await this.ready();
-    return (await this.docs.findOne({ _id: positionId(owner, 1) }))?.ref ?? null;
+    const seen = this.seen.get(owner)?.[0];
+    if (seen !== undefined) return seen;
+    const ref = (await this.docs.findOne({ _id: positionId(owner, 1) }))?.ref ?? null;
+    if (ref !== null) this.remember(owner, [ref]);
+    return ref;
   }
 
   /** `append` unless the ref is listed already (an idempotent add, for refs that a retried write may add again). */
   async add(owner: string, ref: string): Promise<void> {
     const refs = await this.list(owner);
-    if (!refs.includes(ref)) await this.insertFrom(owner, refs.length + 1, ref);
+    if (!refs.includes(ref)) await this.appendFrom(owner, refs.length + 1, ref);
   }
 
+  /**
+   * Inserts `ref` at `from`, the position thought free (no read first); when another writer holds it, at the first
+   * free position after the last that exists.
+   */
+  private async appendFrom(owner: string, from: number, ref: string): Promise<void> {
+    for (let n = from; ; n = (await this.length(owner, n)) + 1) {
+      if (await this.insertAt(owner, n, ref)) return;
+    }
+  }
+
+  /** Inserts `ref` at the first free position from `from` on, one after another (a hole before the last is filled). */
   private async insertFrom(owner: string, from: number, ref: string): Promise<void> {
-    for (let n = from; ; n++) {
-      try {
-        await this.docs.insertOne({ _id: positionId(owner, n), ref });
-        return;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
-    }
+    for (let n = from; !(await this.insertAt(owner, n, ref)); n++);
   }
 
-  /** Reads positions 1, 2, … in growing concurrent batches up to the first that does not exist (chains have no holes). */
-  private async read(owner: string): Promise<string[]> {
-    const refs = new Set<string>();
-    for (let next = 1, size = FIRST_BATCH; ; next += size, size = Math.min(size * 2, MAX_BATCH)) {
-      const batch = await Promise.all(Array.from({ length: size }, (_, i) => this.docs.findOne({ _id: positionId(owner, next + i) })));
+  /** Inserts `ref` at position n; false when that position is taken. */
+  private async insertAt(owner: string, n: number, ref: string): Promise<boolean> {
+    try {
+      await this.docs.insertOne({ _id: positionId(owner, n), ref });
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+    const seen = this.seen.get(owner) ?? [];
+    if (seen.length === n - 1) this.remember(owner, [...seen, ref]);
+    return true;
+  }
+
+  /**
+   * The refs at positions 1, 2, … up to the first that does not exist (chains have no holes): those seen before at
+   * once, the rest in growing concurrent batches. `found` is given each ref as soon as its position is read.
+   */
+  private async read(owner: string, found: (ref: string) => void = () => undefined): Promise<string[]> {
+    const refs = [...(this.seen.get(owner) ?? [])];
+    refs.forEach(found);
+    // past a start seen before, one position first: a chain seldom grows between two reads
+    for (let size = refs.length > 0 ? 1 : FIRST_BATCH; ; size = Math.min(size * 2, MAX_BATCH)) {
+      const next = refs.length + 1;
+      const batch = await Promise.all(Array.from({ length: size }, async (_, i) => {
+        const doc = await this.docs.findOne({ _id: positionId(owner, next + i) });
+        if (doc) found(doc.ref);
+        return doc;
+      }));
       for (const doc of batch) {
-        if (!doc) return [...refs];
-        refs.add(doc.ref);
+        if (!doc) {
+          this.remember(owner, refs);
+          return refs;
+        }
+        refs.push(doc.ref);
       }
     }
   }
 
-  /** The last position that exists: galloping forward from 0, then a binary search. */
-  private async length(owner: string): Promise<number> {
+  private remember(owner: string, refs: string[]): void {
+    if (refs.length === 0) return;
+    if (this.seen.size >= MAX_REMEMBERED && !this.seen.has(owner)) this.seen.clear();
+    this.seen.set(owner, refs);
+  }
+
+  /** The last position that exists: galloping forward from `from` (0, or one that exists), then a binary search. */
+  private async length(owner: string, from: number): Promise<number> {
     const exists = async (n: number) => (await this.docs.findOne({ _id: positionId(owner, n) }, { projection: { _id: 1 } })) !== null;
-    let low = 0;
+    let low = from;
     let step = 1;
     while (await exists(low + step)) {
       low += step;

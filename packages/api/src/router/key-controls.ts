@@ -123,23 +123,27 @@ export function controlsBody(controls: KeyControls, usage: KeyUsage = NO_USAGE, 
   };
 }
 
-/** Keys as the API shows them, with their spend read from the usage records and the limit's chain. */
-export async function keyBodies(app: AppContext, userId: string, keys: ApiKeySummary[]): Promise<Array<z.infer<typeof keyDetails>>> {
-  const usage = await app.keySpend.usage(userId, keys.map((k) => ({ keyId: k.id, reset: k.controls.limitReset })));
-  return Promise.all(keys.map(async (k) => {
-    const { limitMicros, limitReset } = k.controls;
-    const remaining = limitMicros === null ? null : await app.keySpend.remaining({ userId, keyId: k.id, limitMicros, reset: limitReset });
-    return {
-      id: k.id,
-      name: k.name,
-      description: k.description,
-      prefix: k.prefix,
-      created_at: k.createdAt.toISOString(),
-      last_used: k.lastUsedAt?.toISOString() ?? null,
-      usage_count: k.usageCount,
-      status: "active" as const,
-      ...controlsBody(k.controls, usage.get(k.id), remaining),
-    };
+/**
+ * Keys as the API shows them, with their spend read from the usage records (`totals`: the user's, read beside the keys
+ * by a list) and the limit's chain.
+ */
+export async function keyBodies(app: AppContext, userId: string, keys: ApiKeySummary[], totals = app.keySpend.totals(userId)): Promise<Array<z.infer<typeof keyDetails>>> {
+  const [spend, remaining] = await Promise.all([
+    totals,
+    Promise.all(keys.map(({ id, controls: { limitMicros, limitReset } }) =>
+      limitMicros === null ? null : app.keySpend.remaining({ userId, keyId: id, limitMicros, reset: limitReset }))),
+  ]);
+  const usage = app.keySpend.usage(spend, keys.map((k) => ({ keyId: k.id, reset: k.controls.limitReset })));
+  return keys.map((k, i) => ({
+    id: k.id,
+    name: k.name,
+    description: k.description,
+    prefix: k.prefix,
+    created_at: k.createdAt.toISOString(),
+    last_used: k.lastUsedAt?.toISOString() ?? null,
+    usage_count: k.usageCount,
+    status: "active" as const,
+    ...controlsBody(k.controls, usage.get(k.id), remaining[i] ?? null),
   }));
 }
 

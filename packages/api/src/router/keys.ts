@@ -44,8 +44,10 @@ export const keysRouter = createTRPCRouter({
     .meta({ openapi: { method: "GET", path: "/keys", tags: ["API keys"], summary: "List active API keys, newest first" } })
     .output(z.object({ keys: z.array(keyDetails), total: z.number().int() }))
     .query(async ({ ctx }) => {
-      const keys = await ctx.app.apiKeys.listActive(ctx.principal.userId);
-      return { keys: await keyBodies(ctx.app, ctx.principal.userId, keys), total: keys.length };
+      const { userId } = ctx.principal;
+      const totals = ctx.app.keySpend.totals(userId); // read beside the keys: it does not depend on them
+      const [keys] = await Promise.all([ctx.app.apiKeys.listActive(userId), totals]);
+      return { keys: await keyBodies(ctx.app, userId, keys, totals), total: keys.length };
     }),
 
   get: sessionProcedure

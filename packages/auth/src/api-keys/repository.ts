@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model, type mongo } from "mongoose";
-import { findByIds, IdChain, type ChainedRef } from "@gw/db";
+import { IdChain, type ChainedRef } from "@gw/db";
 import { newId } from "@gw/shared";
 import { isDuplicateKeyError, modelOn } from "../model-registry";
 import { NO_CONTROLS, type KeyControls } from "./controls";
@@ -181,7 +181,7 @@ export class ApiKeyRepository {
     const doc: ApiKeyDoc = { _id: record.id, userId: record.userId, name: record.name, description: record.description,
       prefix: record.prefix, hash: record.hash, createdAt: record.createdAt, revokedAt: null, lastUsedAt: null, usageCount: 0, suspended: false, ...record.controls };
     // chained first: a crash before the key's insert leaves refs to nothing, which readers skip
-    await Promise.all([this.keysByUser.append(record.userId, record.id), this.keyByHash.append(record.hash, record.id)]);
+    await Promise.all([this.keysByUser.append(record.userId, record.id), this.keyByHash.appendToNew(record.hash, record.id)]);
     await this.model.create(doc);
     return toRecord(doc);
   }
@@ -202,7 +202,7 @@ export class ApiKeyRepository {
   /** An active key of this user (with its usage statistics); null when unknown, foreign or revoked. */
   async findActive(userId: string, keyId: string): Promise<ApiKeyRecord | null> {
     const doc = await this.activeDoc(keyId, userId);
-    return doc ? (await this.withUsage([doc]))[0] ?? null : null;
+    return doc && this.withUsage(doc);
   }
 
   /** The active key a previous secret (by hash) still opens, and until when; null once it is not valid. */
@@ -215,7 +215,7 @@ export class ApiKeyRepository {
 
   /** Hashes of the key's previous secrets (to evict them with the key). */
   async previousHashes(keyId: string): Promise<string[]> {
-    return (await findByIds(this.previousRows, await this.previousByKey.list(keyId))).map((d) => d._id);
+    return (await this.previousByKey.documents(keyId, this.previousRows)).map((d) => d._id);
   }
 
   /** Replaces the controls of an active key of this user; the updated record, or null when unknown or foreign. */
@@ -241,34 +241,35 @@ export class ApiKeyRepository {
       if (isDuplicateKeyError(err)) return "conflict";
       throw err;
     }
-    await this.keyByHash.append(next.hash, keyId);
+    await this.keyByHash.appendToNew(next.hash, keyId);
     await this.model.updateOne({ _id: keyId }, { $set: { hash: next.hash, prefix: next.prefix } }).exec();
     return toRecord(doc);
   }
 
-  /** Active keys of a user (with their usage statistics), newest first. */
+  /** Active keys of a user (with their usage statistics), newest first; a key's usage is read as soon as the key is. */
   async listActive(userId: string): Promise<ApiKeyRecord[]> {
-    return this.withUsage(await this.activeDocsOf(userId));
+    const records = await this.keysByUser.resolve(userId, async (keyId) => {
+      const doc = await this.activeDoc(keyId, userId);
+      return doc && this.withUsage(doc);
+    });
+    return records.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
-  /** The user's active keys, newest first, through the user's chain. */
+  /** The user's active keys, through the user's chain. */
   private async activeDocsOf(userId: string): Promise<ApiKeyDoc[]> {
-    const docs = await findByIds(this.keys, await this.keysByUser.list(userId));
-    return docs
-      .filter((doc) => doc.userId === userId && doc.revokedAt == null)
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
+    const docs = await this.keysByUser.documents(userId, this.keys);
+    return docs.filter((doc) => doc.userId === userId && doc.revokedAt == null);
   }
 
-  private async withUsage(docs: ApiKeyDoc[]): Promise<ApiKeyRecord[]> {
-    return Promise.all(docs.map(async (doc) => {
-      const record = toRecord(doc);
-      for (const use of await findByIds(this.usageRows, await this.usageByKey.list(doc._id))) {
-        if (use.keyId !== doc._id) continue;
-        record.usageCount += use.count;
-        if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
-      }
-      return record;
-    }));
+  /** The key with the uses its usage rows add up. */
+  private async withUsage(doc: ApiKeyDoc): Promise<ApiKeyRecord> {
+    const record = toRecord(doc);
+    for (const use of await this.usageByKey.documents(doc._id, this.usageRows)) {
+      if (use.keyId !== doc._id) continue;
+      record.usageCount += use.count;
+      if (!record.lastUsedAt || use.lastUsedAt > record.lastUsedAt) record.lastUsedAt = use.lastUsedAt;
+    }
+    return record;
   }
 
   /** Marks one active key of this user revoked; null when unknown, foreign or already revoked. */

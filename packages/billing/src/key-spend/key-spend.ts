@@ -4,7 +4,7 @@ import { periodStart, type Clock, type LimitReset } from "@gw/shared";
 import { ChainWriter, type Movement } from "../ledger/chain-writer";
 import { LedgerRepository } from "../ledger/repository";
 import type { Ledger } from "../ledger/types";
-import type { UsageRepository } from "../usage/usage-repository";
+import type { UsageRepository, UsageTotalsRow } from "../usage/usage-repository";
 
 /** The collection of the keys' spend chains: one chain per key and period, entries as the ledger's. */
 export const KEY_SPEND_COLLECTION = "key_spend_entries";
@@ -21,6 +21,12 @@ export type KeyHoldResult =
   | { ok: true; chain: string }
   /** `remaining`: what the key may still spend this period */
   | { ok: false; remaining: number };
+
+/** What the keys' usage is computed from: the user's usage totals as read at `now`. */
+export interface SpendTotals {
+  now: number;
+  rows: UsageTotalsRow[];
+}
 
 export interface KeyUsage {
   /** settled charges of the current period, micro-dollars */
@@ -127,16 +133,20 @@ export class KeySpend {
   }
 
   /**
-   * Spend and requests per key of this user, from the usage records' totals (rows per day: a period starts at a UTC
-   * midnight); `keys` names each key's period.
+   * The user's usage totals (rows per day and key) that `usage` reads. They do not depend on the keys: a list starts
+   * them beside its key reads.
    */
-  async usage(userId: string, keys: Array<{ keyId: string; reset: LimitReset }>): Promise<Map<string, KeyUsage>> {
-    const result = new Map<string, KeyUsage & { sinceDay: string }>();
+  async totals(userId: string): Promise<SpendTotals> {
     const now = this.clock.now();
-    for (const k of keys) result.set(k.keyId, { spentPeriod: 0, spentTotal: 0, requestsTotal: 0, sinceDay: periodStart(k.reset, now).toISOString().slice(0, 10) });
-    if (keys.length === 0) return result;
     await this.ledger.flushCharges(userId);
-    for (const row of await this.usageRecords.totals({ userId, from: new Date(0), to: new Date(now + 1) })) {
+    return { now, rows: await this.usageRecords.totals({ userId, from: new Date(0), to: new Date(now + 1) }) };
+  }
+
+  /** Spend and requests per key, from the user's `totals` (a period starts at a UTC midnight); `keys` names each key's period. */
+  usage(totals: SpendTotals, keys: Array<{ keyId: string; reset: LimitReset }>): Map<string, KeyUsage> {
+    const result = new Map<string, KeyUsage & { sinceDay: string }>();
+    for (const k of keys) result.set(k.keyId, { spentPeriod: 0, spentTotal: 0, requestsTotal: 0, sinceDay: periodStart(k.reset, totals.now).toISOString().slice(0, 10) });
+    for (const row of totals.rows) {
       const entry = row.keyId === undefined ? undefined : result.get(row.keyId);
       if (!entry) continue;
       entry.requestsTotal += row.requests;
