@@ -5,7 +5,3 @@ export function modelOn<T>(connection: Connection, name: string, schema: () => S
   const existing = connection.models[name] as Model<T> | undefined;
   return existing ?? connection.model<T>(name, schema());
 }
-
-export function isDuplicateKeyError(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
-}

@@ -1,4 +1,5 @@
 import type { Connection, mongo } from "mongoose";
+import { isDuplicateKey } from "./duplicate-key";
 
 /** One position of a chain: `_id` is `<owner>:<n>` (n from 1, no holes), `ref` the id of the document listed. */
 interface IdChainDoc {
@@ -22,8 +23,6 @@ const MAX_REMEMBERED = 10_000;
 
 const positionId = (owner: string, n: number): string => `${owner}:${n}`;
 
-const isDuplicateKey = (err: unknown): boolean =>
-  typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
 
 /** Reads documents by `_id` in concurrent batches (pipelined over the driver's pool); those missing are left out. */
 export async function findByIds<T extends { _id: string }>(collection: mongo.Collection<T>, ids: readonly string[]): Promise<T[]> {

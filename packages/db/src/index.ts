@@ -2,3 +2,4 @@ export * from "./connection";
 export * from "./ferretdb";
 export * from "./outage";
 export * from "./id-chain";
+export * from "./duplicate-key";

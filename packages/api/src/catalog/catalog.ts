@@ -1,5 +1,5 @@
 import type { Config, CreditPackage, ModelDefinition, PlanDefinition } from "@gw/config";
-import type { Database } from "@gw/db";
+import { isDuplicateKey, type Database } from "@gw/db";
 import { AppError } from "@gw/shared";
 import type { Logger } from "pino";
 
@@ -47,7 +47,6 @@ export const CATALOG_POLL_MS = 2_000;
 /** how often an edit without a version is tried again on top of a newer one before 409 */
 const MAX_UNVERSIONED_ATTEMPTS = 5;
 
-const isDuplicateKey = (err: unknown) => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
 
 /** Drops `enabled`: the objects the gateway serves are model definitions as the config file's. */
 function definition(model: CatalogModel): ModelDefinition {

@@ -1,7 +1,7 @@
 import { Schema, type Connection, type Model, type mongo } from "mongoose";
-import { IdChain, type ChainedRef } from "@gw/db";
+import { isDuplicateKey, IdChain, type ChainedRef } from "@gw/db";
 import { newId } from "@gw/shared";
-import { isDuplicateKeyError, modelOn } from "../model-registry";
+import { modelOn } from "../model-registry";
 import { NO_CONTROLS, type KeyControls } from "./controls";
 
 /** An API key as stored: never the plaintext key, only its SHA-256 and visible prefix. */
@@ -238,7 +238,7 @@ export class ApiKeyRepository {
     try {
       await this.previous.create({ _id: doc.hash, keyId, until: graceUntil });
     } catch (err) {
-      if (isDuplicateKeyError(err)) return "conflict";
+      if (isDuplicateKey(err)) return "conflict";
       throw err;
     }
     await this.keyByHash.appendToNew(next.hash, keyId);
@@ -283,7 +283,7 @@ export class ApiKeyRepository {
       await this.revocations.create({ _id: keyId, revokedAt: at });
     } catch (err) {
       // of concurrent revokes of one key only the first insert wins; the others answer 404 as for a revoked key
-      if (isDuplicateKeyError(err)) return null;
+      if (isDuplicateKey(err)) return null;
       throw err;
     }
     return toRecord({ ...doc, revokedAt: at });

@@ -4,7 +4,8 @@ import type { Logger } from "pino";
 import type { Config } from "@gw/config";
 import type { Clock } from "@gw/shared";
 import type { OAuthSignIn } from "../accounts/oauth-sign-in";
-import { isDuplicateKeyError, modelOn } from "../model-registry";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "../model-registry";
 import { hashToken } from "../tokens/token-crypto";
 import { authorizationUrl, exchangeCode, fetchProfile, isOAuthProvider, OAuthFlowError } from "./providers";
 import { clearStateCookieHeader, OAUTH_STATE_TTL_MS, sealState, stateCookieHeader, unsealState } from "./state-cookie";
@@ -73,7 +74,7 @@ export async function createOAuthFlow(deps: OAuthFlowDeps): Promise<OAuthFlow> {
       pruneStateUses();
       return true;
     } catch (err) {
-      if (isDuplicateKeyError(err)) return false;
+      if (isDuplicateKey(err)) return false;
       throw err;
     }
   }

@@ -1,6 +1,7 @@
 import { Schema, type Connection, type Model } from "mongoose";
 import { AppError, type Clock } from "@gw/shared";
-import { isDuplicateKeyError, modelOn } from "../model-registry";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "../model-registry";
 import { generateToken, hashToken } from "./token-crypto";
 
 export type TokenPurpose = "verify_email" | "password_reset";
@@ -75,7 +76,7 @@ export async function createOneTimeTokens(connection: Connection, clock: Clock):
       try {
         await uses.create({ _id: hashToken(token), usedAt: new Date(clock.now()) });
       } catch (err) {
-        if (isDuplicateKeyError(err)) throw invalidToken();
+        if (isDuplicateKey(err)) throw invalidToken();
         throw err;
       }
       return issued;

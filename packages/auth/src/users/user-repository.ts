@@ -1,6 +1,7 @@
 import { Schema, trusted, type Connection } from "mongoose";
 import { AppError, newId } from "@gw/shared";
-import { isDuplicateKeyError, modelOn } from "../model-registry";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "../model-registry";
 import { asciiDomainEmail } from "./email";
 import type { User } from "./user";
 
@@ -106,7 +107,7 @@ export async function createUserRepository(connection: Connection): Promise<User
         const created = await users.create({ _id: newId("usr"), ...input });
         return toUser(created.toObject());
       } catch (err) {
-        if (isDuplicateKeyError(err)) throw new AppError("account_exists", "An account with this e-mail already exists.");
+        if (isDuplicateKey(err)) throw new AppError("account_exists", "An account with this e-mail already exists.");
         throw err;
       }
     },

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Collection } from "mongodb";
-import type { Database } from "@gw/db";
+import { isDuplicateKey, type Database } from "@gw/db";
 import { isCreditKind, type ChainReader } from "./chain-reader";
-import { CREDIT_SKIP, entryId, isDuplicateKey, type LedgerDoc } from "./repository";
+import { CREDIT_SKIP, entryId, type LedgerDoc } from "./repository";
 
 /** Positions between two checkpoints of a chain: a checkpoint sits at every multiple of it. */
 export const CHECKPOINT_EVERY = 1_024;

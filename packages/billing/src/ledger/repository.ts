@@ -1,5 +1,5 @@
 import type { Collection, CreateIndexesOptions, IndexSpecification, MongoBulkWriteError } from "mongodb";
-import type { Database } from "@gw/db";
+import { isDuplicateKey, type Database } from "@gw/db";
 import { ChainReader, isCreditKind } from "./chain-reader";
 import { CREDIT_KINDS, type LedgerEntry, type LedgerEntryKind } from "./types";
 
@@ -87,8 +87,6 @@ export type InsertOutcome =
   /** `inserted` entries went in; the one at that index hit a unique key (seq taken or idempotency key used) */
   | { ok: false; inserted: number };
 
-export const isDuplicateKey = (err: unknown): err is MongoBulkWriteError =>
-  typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === 11000;
 
 /**
  * Raw access to the ledger collection. Uses the driver directly (no mongoose casting) because this is the hot path,
@@ -186,8 +184,9 @@ export class LedgerRepository {
         await this.collection.insertMany(chunk, { ordered: true });
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        const firstError = Array.isArray(err.writeErrors) ? err.writeErrors[0] : err.writeErrors;
-        const inserted = typeof firstError?.index === "number" ? firstError.index : err.insertedCount;
+        const { writeErrors, insertedCount } = err as MongoBulkWriteError;
+        const firstError = Array.isArray(writeErrors) ? writeErrors[0] : writeErrors;
+        const inserted = typeof firstError?.index === "number" ? firstError.index : insertedCount;
         return { ok: false, inserted: start + inserted };
       }
     }

@@ -1,7 +1,6 @@
 import type { Collection } from "mongodb";
-import type { Database } from "@gw/db";
+import { isDuplicateKey, type Database } from "@gw/db";
 import type { Clock } from "@gw/shared";
-import { isDuplicateKey } from "./repository";
 
 /** One user an instance reserved credits for: `_id` = `<instance>:<n>`, n = 1, 2, ... in the order it met them. */
 interface ReservedUserDoc {

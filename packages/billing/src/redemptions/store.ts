@@ -1,5 +1,6 @@
 import { Schema, trusted, type Connection } from "mongoose";
-import { isDuplicateKey, modelOn } from "../store/model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "../store/model";
 
 // Redemption codes on a database without transactions, where concurrent updates of one document are not atomic
 // (FerretDB): every decision that must be exact is the insert of a document with a unique `_id`.

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey, modelOn } from "./model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "./model";
 
 /** One billing account per user: the link to the user's Stripe customer. `_id` is the user id. */
 export interface BillingAccount {

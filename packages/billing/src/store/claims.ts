@@ -1,5 +1,6 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey, modelOn } from "./model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "./model";
 
 interface ClaimDoc {
   _id: string;

@@ -1,6 +1,7 @@
 import { Schema, type Connection } from "mongoose";
 import { findByIds } from "@gw/db";
-import { isDuplicateKey, modelOn } from "./model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "./model";
 
 /** A credit purchase we asked the processor for; the webhook grants it once the money arrives. */
 export interface Purchase {

@@ -1,5 +1,6 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey, modelOn } from "./model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "./model";
 
 /** One document per user with a create-subscription in flight: the insert is the claim (no two run at once). */
 interface ClaimDoc {

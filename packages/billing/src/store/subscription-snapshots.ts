@@ -1,7 +1,8 @@
 import { Schema, type Connection, type mongo } from "mongoose";
 import { findByIds, IdChain, type ChainedRef } from "@gw/db";
 import type { SubscriptionSnapshot, SubscriptionStatus } from "../subscription-state";
-import { isDuplicateKey, modelOn } from "./model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "./model";
 
 interface SnapshotDoc extends Omit<SubscriptionSnapshot, "id"> {
   _id: string;

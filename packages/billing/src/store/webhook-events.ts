@@ -1,5 +1,6 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey, modelOn } from "./model";
+import { isDuplicateKey } from "@gw/db";
+import { modelOn } from "./model";
 
 /** One document per processed event id: the insert is the once-only claim. */
 interface EventDoc {

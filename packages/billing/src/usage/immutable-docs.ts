@@ -1,10 +1,9 @@
+import { isDuplicateKey } from "@gw/db";
 import { LRUCache } from "lru-cache";
 import type { Collection, Filter, OptionalUnlessRequiredId } from "mongodb";
 
 /** ids remembered as missing (a bound by count) */
 const MISSED_IDS = 65_536;
-
-const isDuplicateKey = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 11000;
 
 /**
  * Documents that never change once written (the caller writes only ones computed whole from immutable data), read by

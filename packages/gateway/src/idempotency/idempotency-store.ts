@@ -1,4 +1,4 @@
-import { databaseOutage, type Database } from "@gw/db";
+import { databaseOutage, isDuplicateKey, type Database } from "@gw/db";
 import { Schema, type Model } from "mongoose";
 
 interface IdempotencyDoc {
@@ -86,7 +86,6 @@ export type BeginResult =
   | { kind: "in_flight" }
   | { kind: "mismatch" };
 
-const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 
 /**
  * Once-only answers per (user, Idempotency-Key). The insert of the `_id` is the lock: FerretDB applies unique
