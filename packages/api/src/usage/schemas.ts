@@ -78,16 +78,11 @@ export const usageRecordSchema = z.object({
 });
 export type UsageRecordBody = z.infer<typeof usageRecordSchema>;
 
-/** The sums of a set of records. */
+/** The sums of a set of records: how many, and the sums of the records' amounts. */
 export const usageSumsSchema = z.object({
   requests: integer,
   cost: dollars,
-  prompt_tokens: integer,
-  completion_tokens: integer,
-  total_tokens: integer,
-  characters: integer,
-  audio_seconds: integer,
-  images: integer,
+  ...usageRecordSchema.pick({ prompt_tokens: true, completion_tokens: true, total_tokens: true, characters: true, audio_seconds: true, images: true }).shape,
 });
 export type UsageSums = z.infer<typeof usageSumsSchema>;
 
