@@ -3,3 +3,4 @@ export * from "./ferretdb";
 export * from "./outage";
 export * from "./id-chain";
 export * from "./duplicate-key";
+export * from "./models";

@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model, type mongo } from "mongoose";
-import { isDuplicateKey, IdChain, type ChainedRef } from "@gw/db";
+import { IdChain, isDuplicateKey, modelOn, type ChainedRef } from "@gw/db";
 import { newId } from "@gw/shared";
-import { modelOn } from "../model-registry";
 import { NO_CONTROLS, type KeyControls } from "./controls";
 
 /** An API key as stored: never the plaintext key, only its SHA-256 and visible prefix. */

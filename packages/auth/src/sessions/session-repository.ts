@@ -1,5 +1,5 @@
+import { modelOn } from "@gw/db";
 import { Schema, type Connection } from "mongoose";
-import { modelOn } from "../model-registry";
 
 export interface SessionRecord {
   id: string;

@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model } from "mongoose";
 import { AppError, type Clock } from "@gw/shared";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "../model-registry";
+import { isDuplicateKey, modelOn } from "@gw/db";
 import { generateToken, hashToken } from "./token-crypto";
 
 export type TokenPurpose = "verify_email" | "password_reset";

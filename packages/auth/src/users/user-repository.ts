@@ -1,7 +1,6 @@
 import { Schema, trusted, type Connection } from "mongoose";
 import { AppError, newId } from "@gw/shared";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "../model-registry";
+import { isDuplicateKey, modelOn } from "@gw/db";
 import { asciiDomainEmail } from "./email";
 import type { User } from "./user";
 

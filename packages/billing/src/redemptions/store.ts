@@ -1,6 +1,5 @@
 import { Schema, trusted, type Connection } from "mongoose";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "../store/model";
+import { isDuplicateKey, modelOn } from "@gw/db";
 
 // Redemption codes on a database without transactions, where concurrent updates of one document are not atomic
 // (FerretDB): every decision that must be exact is the insert of a document with a unique `_id`.
@@ -81,9 +80,9 @@ const toRecord = (doc: CodeDoc): RedemptionCodeRecord => ({
 export type RedemptionStore = ReturnType<typeof redemptionStore>;
 
 export function redemptionStore(connection: Connection) {
-  const codes = modelOn(connection, "RedemptionCode", codeSchema());
-  const claims = modelOn(connection, "RedemptionClaim", claimSchema());
-  const slots = modelOn(connection, "RedemptionSlot", slotSchema());
+  const codes = modelOn(connection, "RedemptionCode", codeSchema);
+  const claims = modelOn(connection, "RedemptionClaim", claimSchema);
+  const slots = modelOn(connection, "RedemptionSlot", slotSchema);
   const claimId = (code: string, userId: string) => `${code}:${userId}`;
 
   /** Inserts; false when the `_id` is taken. */

@@ -1,6 +1,5 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
+import { isDuplicateKey, modelOn } from "@gw/db";
 
 /** One billing account per user: the link to the user's Stripe customer. `_id` is the user id. */
 export interface BillingAccount {
@@ -39,7 +38,7 @@ export interface BillingAccountStore {
 }
 
 export function billingAccountStore(connection: Connection): BillingAccountStore {
-  const model = modelOn(connection, "BillingAccount", schema);
+  const model = modelOn(connection, "BillingAccount", () => schema);
   return {
     async byUser(userId) {
       const doc = await model.findById(userId).lean<BillingAccountDoc>();

@@ -1,5 +1,5 @@
+import { modelOn } from "@gw/db";
 import { Schema, type Connection } from "mongoose";
-import { modelOn } from "./model";
 
 /** A user's balance alerts and auto top-up (CONTRACT 11). Amounts in micro-dollars. `_id` is the user id. */
 export interface BillingSettings {
@@ -53,7 +53,7 @@ export interface BillingSettingsStore {
 }
 
 export function billingSettingsStore(connection: Connection): BillingSettingsStore {
-  const model = modelOn(connection, "BillingSettings", schema);
+  const model = modelOn(connection, "BillingSettings", () => schema);
   return {
     async get(userId) {
       const doc = await model.findById(userId).lean<SettingsDoc>();

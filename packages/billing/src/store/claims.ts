@@ -1,6 +1,5 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
+import { isDuplicateKey, modelOn } from "@gw/db";
 
 interface ClaimDoc {
   _id: string;
@@ -24,7 +23,7 @@ export interface ClaimStore {
 }
 
 export function claimStore(connection: Connection): ClaimStore {
-  const model = modelOn(connection, "BillingClaim", schema);
+  const model = modelOn(connection, "BillingClaim", () => schema);
   return {
     async claim(id, userId, at) {
       try {

@@ -1,7 +1,5 @@
 import { Schema, type Connection } from "mongoose";
-import { findByIds } from "@gw/db";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
+import { findByIds, isDuplicateKey, modelOn } from "@gw/db";
 
 /** A credit purchase we asked the processor for; the webhook grants it once the money arrives. */
 export interface Purchase {
@@ -54,7 +52,7 @@ export interface PurchaseStore {
 }
 
 export function purchaseStore(connection: Connection): PurchaseStore {
-  const model = modelOn(connection, "BillingPurchase", schema);
+  const model = modelOn(connection, "BillingPurchase", () => schema);
   const docs = connection.collection<PurchaseDoc>(model.collection.collectionName);
   return {
     async insert(purchase) {

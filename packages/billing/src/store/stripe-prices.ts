@@ -1,6 +1,5 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
+import { isDuplicateKey, modelOn } from "@gw/db";
 
 /** Stripe prices created on demand for plans without `stripePriceId`, keyed by plan id + amount + currency. */
 interface PriceDoc {
@@ -25,7 +24,7 @@ export interface StripePriceStore {
 }
 
 export function stripePriceStore(connection: Connection): StripePriceStore {
-  const model = modelOn(connection, "BillingStripePrice", schema);
+  const model = modelOn(connection, "BillingStripePrice", () => schema);
   return {
     async get(cacheKey) {
       const doc = await model.findById(cacheKey).lean<PriceDoc>();

@@ -1,6 +1,5 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
+import { isDuplicateKey, modelOn } from "@gw/db";
 
 /** One document per user with a create-subscription in flight: the insert is the claim (no two run at once). */
 interface ClaimDoc {
@@ -20,7 +19,7 @@ export interface SubscribeClaimStore {
 }
 
 export function subscribeClaimStore(connection: Connection): SubscribeClaimStore {
-  const model = modelOn(connection, "BillingSubscribeClaim", schema);
+  const model = modelOn(connection, "BillingSubscribeClaim", () => schema);
   return {
     async claim(userId, now, staleMs) {
       try {

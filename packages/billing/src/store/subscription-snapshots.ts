@@ -1,8 +1,6 @@
 import { Schema, type Connection, type mongo } from "mongoose";
-import { findByIds, IdChain, type ChainedRef } from "@gw/db";
+import { findByIds, IdChain, isDuplicateKey, modelOn, type ChainedRef } from "@gw/db";
 import type { SubscriptionSnapshot, SubscriptionStatus } from "../subscription-state";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
 
 interface SnapshotDoc extends Omit<SubscriptionSnapshot, "id"> {
   _id: string;
@@ -43,7 +41,7 @@ async function* legacyRefs(docs: mongo.Collection<SnapshotDoc>, field: "userId" 
  * docs/architecture.md): on the embedded FerretDB a query by `userId` would read every user's snapshots.
  */
 export function subscriptionSnapshotStore(connection: Connection): SubscriptionSnapshotStore {
-  const model = modelOn(connection, "BillingSubscriptionSnapshot", schema);
+  const model = modelOn(connection, "BillingSubscriptionSnapshot", () => schema);
   const docs = model.collection as unknown as mongo.Collection<SnapshotDoc>;
   const byUser = new IdChain(connection, "billing_subscription_snapshots_by_user", () => legacyRefs(docs, "userId"));
   const bySubscription = new IdChain(connection, "billing_subscription_snapshots_by_subscription", () => legacyRefs(docs, "subscriptionId"));

@@ -1,6 +1,5 @@
 import { Schema, type Connection } from "mongoose";
-import { isDuplicateKey } from "@gw/db";
-import { modelOn } from "./model";
+import { isDuplicateKey, modelOn } from "@gw/db";
 
 /** One document per processed event id: the insert is the once-only claim. */
 interface EventDoc {
@@ -31,7 +30,7 @@ export interface WebhookEventStore {
 }
 
 export function webhookEventStore(connection: Connection): WebhookEventStore {
-  const model = modelOn(connection, "BillingWebhookEvent", schema);
+  const model = modelOn(connection, "BillingWebhookEvent", () => schema);
   return {
     async claim(eventId, type, now) {
       try {
