@@ -47,9 +47,13 @@ const DATABASE_PING_INTERVAL_MS = 1_000;
 /** Builds the services of one app instance. */
 export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?: (seconds: number) => void } = {}): Promise<AppContext> {
   const redis = createRedis(base);
-  const ledger = await createLedger(base.db, base.clock, { holdTtlSeconds: base.config.holdTtlSeconds, onFlush: hooks.onLedgerFlush });
-  base.onShutdown(() => ledger.close());
   const usage = new UsageRepository(base.db);
+  const ledger = await createLedger(base.db, base.clock, {
+    holdTtlSeconds: base.config.holdTtlSeconds, onFlush: hooks.onLedgerFlush, onAppended: (docs) => usage.entriesWritten(docs),
+  });
+  // hooks run last registered first: the ledger's final flush, then the summaries it started
+  base.onShutdown(() => usage.close());
+  base.onShutdown(() => ledger.close());
   const keySpend = await KeySpend.create(base.db, base.clock, ledger, usage, base.logger);
   const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
   const apiKeys = await ApiKeyService.create({

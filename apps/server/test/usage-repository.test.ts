@@ -202,3 +202,54 @@ describe("usage reads by _id", () => {
     }
   });
 });
+
+describe("summaries written with the entries", () => {
+  it("the blocks a write closes are summarized by the instance that wrote it: a fresh reader reads no entry below the last full block", async () => {
+    // two instances, each telling its own usage repository what its ledger wrote
+    const repos = [new UsageRepository(db), new UsageRepository(db)];
+    const writers = await Promise.all(repos.map((repo) => createLedger(db, clock, { holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0, onAppended: (docs) => repo.entriesWritten(docs) })));
+    const start = clock.now();
+    try {
+      await writers[0]?.credit("burst", 1_000_000_000, { kind: "purchase", idempotencyKey: "buy-burst" });
+      for (let round = 0; round < 20; round++) {
+        await Promise.all(Array.from({ length: 30 }, async (_, i) => {
+          const ledger = writers[(round + i) % 2] as Ledger;
+          const holdId = `burst-${round}-${i}`;
+          await ledger.hold("burst", 1_000, { holdId });
+          const meta: StoredUsage = {
+            requestId: holdId, endpoint: "/v1/chat/completions", model: i % 2 ? "model-a" : "model-b", type: "text", promptTokens: i,
+            processingMs: 1, outputBytes: 1, createdAt: new Date(clock.now() + i), ...(i % 4 === 0 ? {} : { keyId: `k${i % 3}` }),
+          };
+          await ledger.settle("burst", holdId, 10 + i, meta);
+        }));
+        await Promise.all(writers.map((l) => l.flush()));
+        clock.advance(DAY_MS / 8);
+      }
+    } finally {
+      for (const ledger of writers) await ledger.close();
+      for (const repo of repos) await repo.close();
+    }
+    const entries = db.connection.collection<LedgerDoc>(LEDGER_COLLECTION);
+    const head = (await entries.find({ userId: "burst" }).sort({ seq: -1 }).limit(1).toArray())[0]?.seq ?? 0;
+    expect(head).toBeGreaterThan(512);
+    const full = head - (head % 16);
+    const blocks = db.connection.collection<{ _id: string }>(USAGE_BLOCKS_COLLECTION);
+    const stored = new Set((await blocks.find({ _id: { $regex: "^v2:burst:" } as never }).toArray()).map((b) => b._id));
+    const id = (size: number, index: number) => `v2:burst:${size}:${index.toString().padStart(12, "0")}`;
+    for (let index = 0; index < full / 16; index++) expect(stored).toContain(id(16, index));
+    for (let index = 0; index < Math.floor(head / 256); index++) expect(stored).toContain(id(256, index));
+
+    const range = { userId: "burst", from: new Date(start - DAY_MS), to: new Date(clock.now() + DAY_MS) };
+    const repo = new UsageRepository(db);
+    let answer: Awaited<ReturnType<UsageRepository["totals"]>> = [];
+    const sent = await filtersSent(async () => {
+      answer = await repo.totals(range);
+    });
+    const truth = await bruteForce(range);
+    expect(answer.reduce((n, r) => n + r.requests, 0)).toBe(truth.length);
+    expect(answer.reduce((n, r) => n + r.costMicros, 0)).toBe(truth.reduce((n, d) => n + (d.cost ?? 0), 0));
+    const positionsRead = sent.filter((s) => s.collection === LEDGER_COLLECTION)
+      .map((s) => Number(/^burst:(\d+)$/.exec((s.filter as { _id: string })._id)?.[1]));
+    expect(positionsRead.filter((seq) => seq <= full)).toEqual([]);
+  }, 120_000);
+});

@@ -60,7 +60,8 @@ export class ChainWriter {
   /** last known head per user; a stale head only costs a retry */
   private readonly heads = new Map<string, Head>();
 
-  constructor(private readonly repo: LedgerRepository, private readonly clock: Clock) {}
+  /** `onInserted`: told of each run of entries inserted, in order, once they are in (it must not throw) */
+  constructor(private readonly repo: LedgerRepository, private readonly clock: Clock, private readonly onInserted?: (docs: readonly LedgerDoc[]) => void) {}
 
   append(userId: string, movement: Movement): Promise<MovementOutcome> {
     return new Promise((resolve, reject) => {
@@ -127,13 +128,14 @@ export class ChainWriter {
       if (plan.docs.length === 0) return;
 
       const outcome = await this.repo.insertChain(plan.docs);
+      const inserted = outcome.ok ? plan.docs : plan.docs.slice(0, outcome.inserted);
+      if (inserted.length > 0) this.onInserted?.(inserted);
       if (outcome.ok) {
         this.heads.set(userId, plan.nextHead);
         plan.accepted.forEach((p, i) => p.resolve({ status: "applied", balance: plan.docs[i]?.balanceAfter ?? 0, amount: plan.docs[i]?.amount ?? 0 }));
         return;
       }
       // Entries before the conflict are in; settle them and retry the rest from a fresh head.
-      const inserted = plan.docs.slice(0, outcome.inserted);
       plan.accepted.slice(0, outcome.inserted).forEach((p, i) => p.resolve({ status: "applied", balance: inserted[i]?.balanceAfter ?? 0, amount: inserted[i]?.amount ?? 0 }));
       const conflicting = plan.accepted[outcome.inserted];
       const rest = plan.accepted.slice(outcome.inserted + 1);

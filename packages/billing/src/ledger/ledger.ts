@@ -18,6 +18,8 @@ export interface LedgerOptions {
   reservation?: Partial<ReservationPolicy>;
   /** told how long each flush that had charges to write took (monitoring) */
   onFlush?: (seconds: number) => void;
+  /** told of the entries each insert appended to a user's chain, in order (UsageRepository.entriesWritten); must not throw */
+  onAppended?: (docs: readonly LedgerDoc[]) => void;
 }
 
 /**
@@ -93,7 +95,7 @@ export async function createLedger(db: Database, clock: Clock, options: LedgerOp
   const repo = new LedgerRepository(db);
   await repo.ensureIndexes();
   const checkpoints = new Checkpoints(db, repo.reader);
-  const writer = new ChainWriter(repo, clock);
+  const writer = new ChainWriter(repo, clock, options.onAppended);
   const audit = new ChainAudit(db, repo, checkpoints, writer, clock);
   const policy = { ...DEFAULT_RESERVATION_POLICY, ...options.reservation };
   let instanceId = newId("inst", 16);

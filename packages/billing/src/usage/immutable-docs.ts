@@ -14,6 +14,8 @@ export class ImmutableDocs<T extends { _id: string }> {
   private readonly cache: LRUCache<string, T>;
   /** ids whose last lookup found nothing: only a hint for lookups ahead of need (see `missedBefore`) */
   private readonly missed = new LRUCache<string, true>({ max: MISSED_IDS });
+  /** documents waiting for this turn's insert (see `put`) */
+  private queued: Array<{ doc: T; resolve: () => void; reject: (err: unknown) => void }> = [];
 
   /** `maxJsonBytes`: the cache's bound, as the sum of its documents' JSON lengths */
   constructor(private readonly collection: Collection<T>, maxJsonBytes: number) {
@@ -43,16 +45,38 @@ export class ImmutableDocs<T extends { _id: string }> {
 
   /**
    * Stores a document computed whole, for the next reader: one that another reader stored first holds the same, since
-   * what it is computed from never changes.
+   * what it is computed from never changes. The documents put in one turn of the event loop go in one insert.
    */
-  async put(doc: T): Promise<void> {
-    try {
-      await this.collection.insertOne(doc as OptionalUnlessRequiredId<T>);
-    } catch (err) {
-      // a duplicate: another reader stored it first
-      if (!isDuplicateKey(err)) throw err;
-    }
-    this.cache.set(doc._id, doc);
-    this.missed.delete(doc._id);
+  put(doc: T): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ doc, resolve, reject });
+      if (this.queued.length === 1) setImmediate(() => void this.insertQueued());
+    });
   }
+
+  private async insertQueued(): Promise<void> {
+    const batch = this.queued.splice(0);
+    try {
+      await this.collection.insertMany(batch.map((p) => p.doc as OptionalUnlessRequiredId<T>), { ordered: false });
+    } catch (err) {
+      // duplicates only: other readers stored those first (the rest went in, the insert being unordered)
+      if (!onlyDuplicates(err)) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
+    }
+    for (const { doc, resolve } of batch) {
+      this.cache.set(doc._id, doc);
+      this.missed.delete(doc._id);
+      resolve();
+    }
+  }
+}
+
+/** An unordered insert's error that only says some documents were there already. */
+function onlyDuplicates(err: unknown): boolean {
+  const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
+  if (!isDuplicateKey(err)) return false;
+  const errors = Array.isArray(writeErrors) ? writeErrors as Array<{ code?: unknown }> : [];
+  return errors.every((e) => e.code === 11000);
 }

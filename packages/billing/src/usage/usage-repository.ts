@@ -3,7 +3,9 @@
 // module reads them back for GET /api/usage, walking the user's chain backwards by `_id` (see ChainReader): the
 // embedded database answers any other filter by reading every user's entries.
 import type { Database } from "@gw/db";
+import { LRUCache } from "lru-cache";
 import { ChainReader } from "../ledger/chain-reader";
+import type { LedgerDoc } from "../ledger/repository";
 import { ImmutableDocs } from "./immutable-docs";
 import type { StoredUsage, UsageRecord } from "./record";
 
@@ -126,6 +128,10 @@ const BLOCK_LEVELS = 5;
  * lengths: 16 MiB holds the records of some 35,000 requests.
  */
 const BLOCK_CACHE_JSON_BYTES = 16 * 2 ** 20;
+/** users whose entries written by this process in a block not yet closed are kept (see `entriesWritten`) */
+const OPEN_BLOCK_USERS = 1_024;
+/** blocks summarized at once after writes; more are left to the first reader */
+const MAX_BUILDS = 64;
 
 function addToRows(rows: Map<string, UsageTotalsRow>, row: UsageTotalsRow): void {
   const key = `${row.day}\u0000${row.model}\u0000${row.keyId ?? ""}`;
@@ -204,6 +210,12 @@ export class UsageRepository {
   private readonly blockRecords: ImmutableDocs<UsageRecordsDoc>;
   /** scans in progress, shared by a page and its totals (asked at once) */
   private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
+  /** per user, the entries this process wrote in the newest smallest block it wrote in, by position */
+  private readonly open = new LRUCache<string, { block: number; entries: Map<number, SettleDoc> }>({ max: OPEN_BLOCK_USERS });
+  /** `<userId>:<block>` → the entries of a smallest block being summarized after writes that this process wrote */
+  private readonly written = new Map<string, Map<number, SettleDoc>>();
+  /** summaries being written after writes (see `entriesWritten`) */
+  private readonly builds = new Set<Promise<void>>();
 
   constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
     this.reader = new ChainReader(db);
@@ -230,6 +242,65 @@ export class UsageRepository {
     });
     this.scans.set(key, { need, scan });
     return scan;
+  }
+
+  /**
+   * Told of entries the ledger just inserted (one chain's, in order). When they close a block of the smallest level,
+   * its summary is written now, off the request path, from the entries this process wrote and the others read by
+   * `_id`, with each larger block that closes at the same position. Readers then find a chain summarized up to its last
+   * full block, however much was written since they last looked: the first read after a burst no longer builds the
+   * burst's summaries from its entries. A build that fails or is not started (MAX_BUILDS) is left to the first reader.
+   */
+  entriesWritten(docs: readonly LedgerDoc[]): void {
+    for (const doc of docs) {
+      const block = Math.ceil(doc.seq / this.blockSize) - 1;
+      let open = this.open.get(doc.userId);
+      if (open?.block !== block) {
+        // entries of an older block: another instance closed it (or will), reading them by `_id`
+        open = { block, entries: new Map() };
+        this.open.set(doc.userId, open);
+      }
+      const { _id, userId, kind, createdAt, holdId, cost, meta } = doc as unknown as SettleDoc;
+      open.entries.set(doc.seq, { _id, userId, kind, createdAt, holdId, cost, meta });
+      if (doc.seq % this.blockSize === 0) {
+        this.open.delete(doc.userId);
+        if (this.builds.size < MAX_BUILDS) {
+          const build = this.summarize(doc.userId, doc.seq, block, open.entries).finally(() => this.builds.delete(build));
+          this.builds.add(build);
+        }
+      }
+    }
+  }
+
+  /** Writes the summaries of the blocks that position `seq` closes (`block`: the smallest one's index). */
+  private async summarize(userId: string, seq: number, block: number, entries: Map<number, SettleDoc>): Promise<void> {
+    const key = `${userId}:${block}`;
+    this.written.set(key, entries);
+    try {
+      let level = 0;
+      while (level + 1 < BLOCK_LEVELS && seq % this.size(level + 1) === 0) level++;
+      await this.block(userId, level, seq / this.size(level) - 1);
+    } catch {
+      // nothing lost: the first reader that needs these summaries computes them
+    } finally {
+      this.written.delete(key);
+    }
+  }
+
+  /** Waits for the summaries being written after writes (before the database closes). */
+  async close(): Promise<void> {
+    await Promise.all(this.builds);
+  }
+
+  /** The entries of a full smallest block that exist, in order: those being summarized after this process wrote them, the rest by `_id`. */
+  private async blockEntries(userId: string, index: number): Promise<SettleDoc[]> {
+    const from = index * this.size(0) + 1;
+    const to = (index + 1) * this.size(0);
+    const known = this.written.get(`${userId}:${index}`);
+    if (!known) return this.read(userId, from, to);
+    const positions = Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    const read = await Promise.all(positions.map((seq) => known.get(seq) ?? this.reader.at(userId, seq) as Promise<SettleDoc | null>));
+    return read.filter((doc): doc is SettleDoc => doc !== null);
   }
 
   /** The entries at positions from…to that exist (in order), by `_id`, at once. */
@@ -272,7 +343,7 @@ export class UsageRepository {
     const id = `r2:${userId}:${this.size(0)}:${index.toString().padStart(12, "0")}`;
     const stored = read ? null : await this.blockRecords.get(id);
     if (stored) return stored.records;
-    const entries = read ?? await this.read(userId, index * this.size(0) + 1, (index + 1) * this.size(0));
+    const entries = read ?? await this.blockEntries(userId, index);
     const records = entries.filter((doc) => doc.kind === "settle" && doc.meta)
       .map(({ _id, userId: user, kind, createdAt, holdId, cost, meta }) => ({ _id, userId: user, kind, createdAt, holdId, cost, meta }));
     if (entries.length === this.size(0)) await this.blockRecords.put({ _id: id, records });
@@ -285,7 +356,7 @@ export class UsageRepository {
     const stored = await (prefetched?.get(id) ?? this.summaries.get(id));
     if (stored) return { summary: stored, whole: true };
     if (level === 0) {
-      const entries = await this.read(userId, index * size + 1, (index + 1) * size);
+      const entries = await this.blockEntries(userId, index);
       const block = { summary: merge(id, entries.map(entrySummary)), entries, whole: entries.length === size };
       if (block.whole) await this.summaries.put(block.summary);
       return block;
