@@ -203,6 +203,34 @@ describe("usage reads by _id", () => {
   });
 });
 
+describe("requests made at the same millisecond", () => {
+  it("a page reads the records of its own blocks only, not of every block whose newest request ties the page's last", async () => {
+    const state = { seq: 0, balance: 0, lastCredit: 0 };
+    const at = new Date(START);
+    const chain: LedgerDoc[] = [nextEntry("ties", state, { kind: "purchase", amount: 1_000_000, idempotencyKey: "ties:buy", requireCover: false }, at)];
+    for (let i = 1; i < 200; i++) {
+      const meta: StoredUsage = { requestId: `ties-${i}`, endpoint: "/v1/chat/completions", model: "model-a", type: "text", processingMs: 1, outputBytes: 1, createdAt: at };
+      chain.push(nextEntry("ties", state, { kind: "settle", amount: 0, cost: 10, idempotencyKey: `ties:${i}`, requireCover: false, holdId: `ties-${i}`, meta }, at));
+    }
+    await db.connection.collection<LedgerDoc>(LEDGER_COLLECTION).insertMany(chain);
+    const range = { userId: "ties", from: new Date(START - DAY_MS), to: new Date(START + DAY_MS) };
+    // the first read stores the summaries and the records of every block it needed
+    await new UsageRepository(db).list({ ...range, skip: 0, limit: 10 });
+    const repo = new UsageRepository(db);
+    let page: Awaited<ReturnType<UsageRepository["list"]>> | undefined;
+    const sent = await filtersSent(async () => {
+      page = await repo.list({ ...range, skip: 0, limit: 10 });
+    });
+    // newest first: the same time, so the highest positions
+    expect(page?.records.map((r) => r.requestId)).toEqual(Array.from({ length: 10 }, (_, i) => `ties-${199 - i}`));
+    expect(page?.total).toBe(199);
+    // positions 193-200 are above the last full block (192); the page's other two are in the block 177-192
+    const recordReads = sent.filter((s) => String((s.filter as { _id: string })._id).startsWith("r2:ties:"));
+    // (the driver's findOne is a find: each lookup is seen twice)
+    expect([...new Set(recordReads.map((s) => (s.filter as { _id: string })._id))]).toEqual(["r2:ties:16:000000000011"]);
+  });
+});
+
 describe("summaries written with the entries", () => {
   it("the blocks a write closes are summarized by the instance that wrote it: a fresh reader reads no entry below the last full block", async () => {
     // two instances, each telling its own usage repository what its ledger wrote

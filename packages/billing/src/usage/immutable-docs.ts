@@ -45,9 +45,12 @@ export class ImmutableDocs<T extends { _id: string }> {
 
   /**
    * Stores a document computed whole, for the next reader: one that another reader stored first holds the same, since
-   * what it is computed from never changes. The documents put in one turn of the event loop go in one insert.
+   * what it is computed from never changes. It is kept at once; the documents put in one turn of the event loop go
+   * in one insert.
    */
   put(doc: T): Promise<void> {
+    this.cache.set(doc._id, doc);
+    this.missed.delete(doc._id);
     return new Promise((resolve, reject) => {
       this.queued.push({ doc, resolve, reject });
       if (this.queued.length === 1) setImmediate(() => void this.insertQueued());
@@ -65,11 +68,7 @@ export class ImmutableDocs<T extends { _id: string }> {
         return;
       }
     }
-    for (const { doc, resolve } of batch) {
-      this.cache.set(doc._id, doc);
-      this.missed.delete(doc._id);
-      resolve();
-    }
+    for (const { resolve } of batch) resolve();
   }
 }
 

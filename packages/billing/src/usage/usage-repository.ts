@@ -27,8 +27,21 @@ interface SettleDoc {
   meta?: StoredUsage;
 }
 
+const DAY_MS = 86_400_000;
+/** day number → its name: formatting a date is the costliest step of summarizing a block */
+const dayNames = new Map<number, string>();
+
 /** UTC day (YYYY-MM-DD) of a usage record, for the totals per day. */
-const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+function utcDay(at: Date): string {
+  const day = Math.floor(at.getTime() / DAY_MS);
+  let name = dayNames.get(day);
+  if (name === undefined) {
+    if (dayNames.size >= 4_096) dayNames.clear();
+    name = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    dayNames.set(day, name);
+  }
+  return name;
+}
 
 export interface UsageQuery {
   userId: string;
@@ -130,8 +143,8 @@ const BLOCK_LEVELS = 5;
 const BLOCK_CACHE_JSON_BYTES = 16 * 2 ** 20;
 /** users whose entries written by this process in a block not yet closed are kept (see `entriesWritten`) */
 const OPEN_BLOCK_USERS = 1_024;
-/** blocks summarized at once after writes; more are left to the first reader */
-const MAX_BUILDS = 64;
+/** blocks closed by writes that wait at most for the next turn of the event loop; more are left to the first reader */
+const MAX_WAITING_BLOCKS = 1_024;
 
 function addToRows(rows: Map<string, UsageTotalsRow>, row: UsageTotalsRow): void {
   const key = `${row.day}\u0000${row.model}\u0000${row.keyId ?? ""}`;
@@ -214,7 +227,10 @@ export class UsageRepository {
   private readonly open = new LRUCache<string, { block: number; entries: Map<number, SettleDoc> }>({ max: OPEN_BLOCK_USERS });
   /** `<userId>:<block>` → the entries of a smallest block being summarized after writes that this process wrote */
   private readonly written = new Map<string, Map<number, SettleDoc>>();
-  /** summaries being written after writes (see `entriesWritten`) */
+  /** blocks closed by writes, waiting for the next summarizing (see `entriesWritten`) */
+  private waiting: Array<{ userId: string; seq: number; block: number; entries: Map<number, SettleDoc> }> = [];
+  private summarizeSoon: NodeJS.Immediate | undefined;
+  /** summaries being written after writes */
   private readonly builds = new Set<Promise<void>>();
 
   constructor(db: Database, private readonly blockSize = USAGE_BLOCK_SIZE) {
@@ -246,10 +262,11 @@ export class UsageRepository {
 
   /**
    * Told of entries the ledger just inserted (one chain's, in order). When they close a block of the smallest level,
-   * its summary is written now, off the request path, from the entries this process wrote and the others read by
-   * `_id`, with each larger block that closes at the same position. Readers then find a chain summarized up to its last
-   * full block, however much was written since they last looked: the first read after a burst no longer builds the
-   * burst's summaries from its entries. A build that fails or is not started (MAX_BUILDS) is left to the first reader.
+   * its summary is written in the next turn of the event loop, off the request path, from the entries this process wrote and the others
+   * read by `_id`, with each larger block that closes at the same position. Readers then find a chain summarized up to
+   * its last full block, however much was written since they last looked: the first read after a burst does not build
+   * the burst's summaries from its entries. A summary that fails or is not written (MAX_WAITING_BLOCKS) is left to the
+   * first reader that needs it.
    */
   entriesWritten(docs: readonly LedgerDoc[]): void {
     for (const doc of docs) {
@@ -260,15 +277,22 @@ export class UsageRepository {
         open = { block, entries: new Map() };
         this.open.set(doc.userId, open);
       }
-      const { _id, userId, kind, createdAt, holdId, cost, meta } = doc as unknown as SettleDoc;
-      open.entries.set(doc.seq, { _id, userId, kind, createdAt, holdId, cost, meta });
+      open.entries.set(doc.seq, doc as unknown as SettleDoc);
       if (doc.seq % this.blockSize === 0) {
         this.open.delete(doc.userId);
-        if (this.builds.size < MAX_BUILDS) {
-          const build = this.summarize(doc.userId, doc.seq, block, open.entries).finally(() => this.builds.delete(build));
-          this.builds.add(build);
-        }
+        if (this.waiting.length < MAX_WAITING_BLOCKS) this.waiting.push({ userId: doc.userId, seq: doc.seq, block, entries: open.entries });
+        this.summarizeSoon ??= setImmediate(() => this.summarizeWaiting());
       }
+    }
+  }
+
+  /** Summarizes the blocks closed by the writes of the last turn at once: their summaries go in one insert. */
+  private summarizeWaiting(): void {
+    clearImmediate(this.summarizeSoon);
+    this.summarizeSoon = undefined;
+    for (const { userId, seq, block, entries } of this.waiting.splice(0)) {
+      const build = this.summarize(userId, seq, block, entries).finally(() => this.builds.delete(build));
+      this.builds.add(build);
     }
   }
 
@@ -279,7 +303,7 @@ export class UsageRepository {
     try {
       let level = 0;
       while (level + 1 < BLOCK_LEVELS && seq % this.size(level + 1) === 0) level++;
-      await this.block(userId, level, seq / this.size(level) - 1);
+      await this.block(userId, level, seq / this.size(level) - 1, undefined, true);
     } catch {
       // nothing lost: the first reader that needs these summaries computes them
     } finally {
@@ -287,8 +311,9 @@ export class UsageRepository {
     }
   }
 
-  /** Waits for the summaries being written after writes (before the database closes). */
+  /** Writes the summaries of the blocks closed by writes now, and waits for them (before the database closes). */
   async close(): Promise<void> {
+    this.summarizeWaiting();
     await Promise.all(this.builds);
   }
 
@@ -350,10 +375,11 @@ export class UsageRepository {
     return entries;
   }
 
-  private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>): Promise<Block> {
+  /** `closing`: the block a write just closed, summarized by its writer: not looked up, as no reader can have needed it yet */
+  private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>, closing = false): Promise<Block> {
     const size = this.size(level);
     const id = this.blockId(userId, level, index);
-    const stored = await (prefetched?.get(id) ?? this.summaries.get(id));
+    const stored = closing ? null : await (prefetched?.get(id) ?? this.summaries.get(id));
     if (stored) return { summary: stored, whole: true };
     if (level === 0) {
       const entries = await this.blockEntries(userId, index);
@@ -361,7 +387,7 @@ export class UsageRepository {
       if (block.whole) await this.summaries.put(block.summary);
       return block;
     }
-    const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i)));
+    const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i, undefined, closing && i === this.blockSize - 1)));
     const block = { summary: merge(id, parts.map((p) => p.summary)), whole: parts.every((p) => p.whole) };
     if (block.whole) await this.summaries.put(block.summary);
     return block;
@@ -429,13 +455,17 @@ export class UsageRepository {
     return result;
   }
 
-  /** false when `need` records already read are newer than `last`: a block whose records are older is not on the page */
+  /**
+   * false when `need` records already read come before every record of a block whose newest is at `last`. The walk
+   * reads positions downwards, so the records read are all at higher positions than the block's: one of the block's
+   * requested at the same time as the nth comes after it (newestFirst), and only a later one could be on the page.
+   */
   private mayHoldPage(records: SettleDoc[], need: number, last: Date): boolean {
     if (need === 0) return false;
     if (records.length < need) return true;
     records.sort(newestFirst);
     const nth = records[need - 1]?.meta?.createdAt;
-    return !nth || last.getTime() >= nth.getTime();
+    return !nth || last.getTime() > nth.getTime();
   }
 
   /**
