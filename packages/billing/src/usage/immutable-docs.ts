@@ -14,8 +14,10 @@ export class ImmutableDocs<T extends { _id: string }> {
   private readonly cache: LRUCache<string, T>;
   /** ids whose last lookup found nothing: only a hint for lookups ahead of need (see `missedBefore`) */
   private readonly missed = new LRUCache<string, true>({ max: MISSED_IDS });
-  /** documents waiting for this turn's insert (see `put`) */
+  /** documents waiting for the next insert (see `put`) */
   private queued: Array<{ doc: T; resolve: () => void; reject: (err: unknown) => void }> = [];
+  /** the inserts running, until the queue is empty */
+  private inserting: Promise<void> | undefined;
 
   /** `maxJsonBytes`: the cache's bound, as the sum of its documents' JSON lengths */
   constructor(private readonly collection: Collection<T>, maxJsonBytes: number) {
@@ -45,30 +47,43 @@ export class ImmutableDocs<T extends { _id: string }> {
 
   /**
    * Stores a document computed whole, for the next reader: one that another reader stored first holds the same, since
-   * what it is computed from never changes. It is kept at once; the documents put in one turn of the event loop go
-   * in one insert.
+   * what it is computed from never changes. It is kept at once (unless not `keep`). One insert runs at a time: the
+   * documents put meanwhile, or in the same turn of the event loop, go together in the next.
    */
-  put(doc: T): Promise<void> {
-    this.cache.set(doc._id, doc);
-    this.missed.delete(doc._id);
+  put(doc: T, keep = true): Promise<void> {
+    if (keep) this.cache.set(doc._id, doc);
+    if (this.missed.has(doc._id)) this.missed.delete(doc._id);
     return new Promise((resolve, reject) => {
       this.queued.push({ doc, resolve, reject });
-      if (this.queued.length === 1) setImmediate(() => void this.insertQueued());
+      this.startInserting();
+    });
+  }
+
+  /** Waits for the documents put to be inserted (before the database closes). */
+  async flush(): Promise<void> {
+    while (this.inserting) await this.inserting;
+  }
+
+  private startInserting(): void {
+    this.inserting ??= this.insertQueued().finally(() => {
+      this.inserting = undefined;
+      // put after the last batch was taken, before this ran
+      if (this.queued.length > 0) this.startInserting();
     });
   }
 
   private async insertQueued(): Promise<void> {
-    const batch = this.queued.splice(0);
-    try {
-      await this.collection.insertMany(batch.map((p) => p.doc as OptionalUnlessRequiredId<T>), { ordered: false });
-    } catch (err) {
-      // duplicates only: other readers stored those first (the rest went in, the insert being unordered)
-      if (!onlyDuplicates(err)) {
-        for (const p of batch) p.reject(err);
-        return;
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let batch = this.queued.splice(0); batch.length > 0; batch = this.queued.splice(0)) {
+      try {
+        await this.collection.insertMany(batch.map((p) => p.doc as OptionalUnlessRequiredId<T>), { ordered: false });
+        for (const { resolve } of batch) resolve();
+      } catch (err) {
+        // duplicates only: other readers stored those first (the rest went in, the insert being unordered)
+        if (onlyDuplicates(err)) for (const { resolve } of batch) resolve();
+        else for (const { reject } of batch) reject(err);
       }
     }
-    for (const { resolve } of batch) resolve();
   }
 }
 

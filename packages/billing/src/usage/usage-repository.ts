@@ -224,10 +224,15 @@ export class UsageRepository {
   /** scans in progress, shared by a page and its totals (asked at once) */
   private readonly scans = new Map<string, { need: number; scan: Promise<Scan> }>();
   /** per user, the entries this process wrote in the newest smallest block it wrote in, by position */
-  private readonly open = new LRUCache<string, { block: number; entries: Map<number, SettleDoc> }>({ max: OPEN_BLOCK_USERS });
+  private readonly open = new Map<string, { block: number; entries: Map<number, SettleDoc> }>();
+  /**
+   * Per user and level, the summaries this process wrote after writes of the blocks the open block of the next level
+   * will merge (`parent`: its index): at most 15 a level, each dropped once a block of another parent is written.
+   */
+  private readonly parts = new LRUCache<string, Map<number, { parent: number; summaries: Map<string, UsageBlockDoc> }>>({ max: OPEN_BLOCK_USERS });
   /** `<userId>:<block>` → the entries of a smallest block being summarized after writes that this process wrote */
   private readonly written = new Map<string, Map<number, SettleDoc>>();
-  /** blocks closed by writes, waiting for the next summarizing (see `entriesWritten`) */
+  /** blocks closed by writes that need reads or a larger block's merge, waiting for the next turn (see `entriesWritten`) */
   private waiting: Array<{ userId: string; seq: number; block: number; entries: Map<number, SettleDoc> }> = [];
   private summarizeSoon: NodeJS.Immediate | undefined;
   /** summaries being written after writes */
@@ -262,8 +267,8 @@ export class UsageRepository {
 
   /**
    * Told of entries the ledger just inserted (one chain's, in order). When they close a block of the smallest level,
-   * its summary is written in the next turn of the event loop, off the request path, from the entries this process wrote and the others
-   * read by `_id`, with each larger block that closes at the same position. Readers then find a chain summarized up to
+   * its summary is written off the request path, from the entries this process wrote and the others read by `_id`,
+   * with each larger block that closes at the same position. Readers then find a chain summarized up to
    * its last full block, however much was written since they last looked: the first read after a burst does not build
    * the burst's summaries from its entries. A summary that fails or is not written (MAX_WAITING_BLOCKS) is left to the
    * first reader that needs it.
@@ -275,14 +280,22 @@ export class UsageRepository {
       if (open?.block !== block) {
         // entries of an older block: another instance closed it (or will), reading them by `_id`
         open = { block, entries: new Map() };
+        this.open.delete(doc.userId);
         this.open.set(doc.userId, open);
+        // the user whose block was opened longest ago goes first
+        if (this.open.size > OPEN_BLOCK_USERS) this.open.delete(this.open.keys().next().value as string);
       }
       open.entries.set(doc.seq, doc as unknown as SettleDoc);
-      if (doc.seq % this.blockSize === 0) {
-        this.open.delete(doc.userId);
-        if (this.waiting.length < MAX_WAITING_BLOCKS) this.waiting.push({ userId: doc.userId, seq: doc.seq, block, entries: open.entries });
-        this.summarizeSoon ??= setImmediate(() => this.summarizeWaiting());
+      if (doc.seq % this.blockSize !== 0) continue;
+      this.open.delete(doc.userId);
+      if (open.entries.size === this.blockSize && doc.seq % this.size(1) !== 0) {
+        // the common case, all this process's own: summarized here, without a turn of promises
+        const summary = merge(this.blockId(doc.userId, 0, block), [...open.entries.values()].map(entrySummary));
+        this.store(doc.userId, 0, block, summary, true);
+        continue;
       }
+      if (this.waiting.length < MAX_WAITING_BLOCKS) this.waiting.push({ userId: doc.userId, seq: doc.seq, block, entries: open.entries });
+      this.summarizeSoon ??= setImmediate(() => this.summarizeWaiting());
     }
   }
 
@@ -315,6 +328,7 @@ export class UsageRepository {
   async close(): Promise<void> {
     this.summarizeWaiting();
     await Promise.all(this.builds);
+    await this.summaries.flush();
   }
 
   /** The entries of a full smallest block that exist, in order: those being summarized after this process wrote them, the rest by `_id`. */
@@ -375,22 +389,48 @@ export class UsageRepository {
     return entries;
   }
 
-  /** `closing`: the block a write just closed, summarized by its writer: not looked up, as no reader can have needed it yet */
+  /**
+   * `closing`: the block a write just closed, summarized by its writer: not looked up, as no reader can have needed it
+   * yet, and not kept in the cache (the writer reads none back) but only until the larger block it is part of closes.
+   */
   private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>, closing = false): Promise<Block> {
     const size = this.size(level);
     const id = this.blockId(userId, level, index);
+    const written = this.parts.get(userId)?.get(level)?.summaries.get(id);
+    if (written) return { summary: written, whole: true };
     const stored = closing ? null : await (prefetched?.get(id) ?? this.summaries.get(id));
     if (stored) return { summary: stored, whole: true };
     if (level === 0) {
       const entries = await this.blockEntries(userId, index);
       const block = { summary: merge(id, entries.map(entrySummary)), entries, whole: entries.length === size };
-      if (block.whole) await this.summaries.put(block.summary);
+      if (block.whole) await this.store(userId, level, index, block.summary, closing);
       return block;
     }
     const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i, undefined, closing && i === this.blockSize - 1)));
     const block = { summary: merge(id, parts.map((p) => p.summary)), whole: parts.every((p) => p.whole) };
-    if (block.whole) await this.summaries.put(block.summary);
+    if (closing) this.parts.get(userId)?.delete(level - 1);
+    if (block.whole) await this.store(userId, level, index, block.summary, closing);
     return block;
+  }
+
+  /** Stores a whole block's summary; one its writer summarized (`closing`) is kept for the next level's block only. */
+  private store(userId: string, level: number, index: number, summary: UsageBlockDoc, closing: boolean): Promise<void> | undefined {
+    if (!closing) return this.summaries.put(summary);
+    let levels = this.parts.get(userId);
+    if (!levels) {
+      levels = new Map();
+      this.parts.set(userId, levels);
+    }
+    const parent = Math.floor(index / this.blockSize);
+    let open = levels.get(level);
+    if (open?.parent !== parent) {
+      open = { parent, summaries: new Map() };
+      levels.set(level, open);
+    }
+    open.summaries.set(summary._id, summary);
+    // not waited for: the writer reads none back, and one that fails is computed by the first reader that needs it
+    this.summaries.put(summary, false).catch(() => undefined);
+    return undefined;
   }
 
   /**
