@@ -280,4 +280,30 @@ describe("summaries written with the entries", () => {
       .map((s) => Number(/^burst:(\d+)$/.exec((s.filter as { _id: string })._id)?.[1]));
     expect(positionsRead.filter((seq) => seq <= full)).toEqual([]);
   }, 120_000);
+
+  it("one instance writing a chain alone reads no summary back to merge the larger blocks, whatever its batches", async () => {
+    const repo = new UsageRepository(db);
+    const ledger = await createLedger(db, clock, { holdTtlSeconds: 60, flushIntervalMs: 0, heartbeatIntervalMs: 0, onAppended: (docs) => repo.entriesWritten(docs) });
+    const sent = await filtersSent(async () => {
+      try {
+        await ledger.credit("alone", 1_000_000_000, { kind: "purchase", idempotencyKey: "buy-alone" });
+        // batches of 300: a write closes blocks of the next 256 positions before the merge of the last ones runs
+        for (let round = 0; round < 3; round++) {
+          await Promise.all(Array.from({ length: 300 }, async (_, i) => {
+            const holdId = `alone-${round}-${i}`;
+            await ledger.hold("alone", 1_000, { holdId });
+            const meta: StoredUsage = { requestId: holdId, endpoint: "/v1/chat/completions", model: "model-a", type: "text", processingMs: 1, outputBytes: 1, createdAt: new Date(clock.now() + i) };
+            await ledger.settle("alone", holdId, 10, meta);
+          }));
+          await ledger.flush();
+        }
+      } finally {
+        await ledger.close();
+        await repo.close();
+      }
+    });
+    expect(sent.filter((s) => s.collection === USAGE_BLOCKS_COLLECTION)).toEqual([]);
+    const stored = await db.connection.collection<{ _id: string }>(USAGE_BLOCKS_COLLECTION).find({ _id: { $regex: "^v2:alone:256:" } as never }).toArray();
+    expect(stored.map((b) => b._id)).toEqual(["v2:alone:256:000000000000", "v2:alone:256:000000000001", "v2:alone:256:000000000002"]);
+  }, 120_000);
 });

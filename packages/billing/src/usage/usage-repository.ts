@@ -226,10 +226,11 @@ export class UsageRepository {
   /** per user, the entries this process wrote in the newest smallest block it wrote in, by position */
   private readonly open = new Map<string, { block: number; entries: Map<number, SettleDoc> }>();
   /**
-   * Per user and level, the summaries this process wrote after writes of the blocks the open block of the next level
-   * will merge (`parent`: its index): at most 15 a level, each dropped once a block of another parent is written.
+   * Per user and level, the summaries this process wrote after writes, by block index, until the next level's block
+   * merges them. A block closed by writes of the next parent may be stored before that merge runs, so each level keeps
+   * the blocks of two parents; older ones (merged by another instance) are dropped.
    */
-  private readonly parts = new LRUCache<string, Map<number, { parent: number; summaries: Map<string, UsageBlockDoc> }>>({ max: OPEN_BLOCK_USERS });
+  private readonly parts = new LRUCache<string, Map<number, Map<number, UsageBlockDoc>>>({ max: OPEN_BLOCK_USERS });
   /** `<userId>:<block>` → the entries of a smallest block being summarized after writes that this process wrote */
   private readonly written = new Map<string, Map<number, SettleDoc>>();
   /** blocks closed by writes that need reads or a larger block's merge, waiting for the next turn (see `entriesWritten`) */
@@ -396,7 +397,7 @@ export class UsageRepository {
   private async block(userId: string, level: number, index: number, prefetched?: Map<string, Promise<UsageBlockDoc | null>>, closing = false): Promise<Block> {
     const size = this.size(level);
     const id = this.blockId(userId, level, index);
-    const written = this.parts.get(userId)?.get(level)?.summaries.get(id);
+    const written = this.parts.get(userId)?.get(level)?.get(index);
     if (written) return { summary: written, whole: true };
     const stored = closing ? null : await (prefetched?.get(id) ?? this.summaries.get(id));
     if (stored) return { summary: stored, whole: true };
@@ -408,7 +409,7 @@ export class UsageRepository {
     }
     const parts = await Promise.all(Array.from({ length: this.blockSize }, (_, i) => this.block(userId, level - 1, index * this.blockSize + i, undefined, closing && i === this.blockSize - 1)));
     const block = { summary: merge(id, parts.map((p) => p.summary)), whole: parts.every((p) => p.whole) };
-    if (closing) this.parts.get(userId)?.delete(level - 1);
+    if (closing) for (let i = 0; i < this.blockSize; i++) this.parts.get(userId)?.get(level - 1)?.delete(index * this.blockSize + i);
     if (block.whole) await this.store(userId, level, index, block.summary, closing);
     return block;
   }
@@ -421,13 +422,14 @@ export class UsageRepository {
       levels = new Map();
       this.parts.set(userId, levels);
     }
-    const parent = Math.floor(index / this.blockSize);
-    let open = levels.get(level);
-    if (open?.parent !== parent) {
-      open = { parent, summaries: new Map() };
-      levels.set(level, open);
+    let kept = levels.get(level);
+    if (!kept) {
+      kept = new Map();
+      levels.set(level, kept);
     }
-    open.summaries.set(summary._id, summary);
+    kept.set(index, summary);
+    const oldest = (Math.floor(index / this.blockSize) - 1) * this.blockSize;
+    if (kept.size > 2 * this.blockSize) for (const at of kept.keys()) if (at < oldest) kept.delete(at);
     // not waited for: the writer reads none back, and one that fails is computed by the first reader that needs it
     this.summaries.put(summary, false).catch(() => undefined);
     return undefined;
