@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import nodemailer from "nodemailer";
@@ -43,16 +43,21 @@ function smtpMailer(smtpUrl: string, from: string): Mailer {
 
 /**
  * Without SMTP_URL each mail becomes a JSON file in DATA_DIR/outbox/ (and a log line), so development and
- * tests can follow verification and reset links without a mail server.
+ * tests can follow verification and reset links without a mail server. A mail is written beside the outbox first and
+ * renamed into it, so whoever reads the outbox never sees half a file.
  */
 function outboxMailer(dir: string, from: string, clock: Clock, logger: Logger): Mailer {
+  const staging = `${dir}.partial`;
   return {
     async send(message) {
-      await mkdir(dir, { recursive: true });
+      await Promise.all([mkdir(dir, { recursive: true }), mkdir(staging, { recursive: true })]);
       const safeTo = message.to.replace(/[^A-Za-z0-9@._+-]/g, "_");
-      const file = path.join(dir, `${clock.now()}-${randomBytes(3).toString("hex")}-${safeTo}.json`);
+      const name = `${clock.now()}-${randomBytes(3).toString("hex")}-${safeTo}.json`;
+      const file = path.join(dir, name);
       const sentAt = new Date(clock.now()).toISOString();
-      await writeFile(file, JSON.stringify({ from, ...message, sent_at: sentAt }, null, 2), { mode: 0o600 });
+      const written = path.join(staging, name);
+      await writeFile(written, JSON.stringify({ from, ...message, sent_at: sentAt }, null, 2), { mode: 0o600 });
+      await rename(written, file);
       logger.info({ to: message.to, subject: message.subject, file }, "mail written to outbox (SMTP_URL unset)");
     },
   };
