@@ -1,6 +1,6 @@
 // The account-reads benchmark (bench/account-reads.mjs bundles and runs this): seeds a ledger of BENCH_ENTRIES entries
 // over BENCH_ACCOUNTS accounts in the ledger's own stored format (ChainWriter's nextEntry, the checkpoints' ChainFold,
-// the head hints), then
+// the head hints, the usage summaries written after inserts), then
 // measures GET /api/billing/credits, /api/billing/history, /api/usage and /api/keys for a small and a large account
 // against the real app on the embedded FerretDB. Prints one JSON line of results. See docs/performance.md.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -86,8 +86,12 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
   const began = performance.now();
   let buffer: LedgerDoc[] = [];
   const inFlight = new Set<Promise<unknown>>();
+  // the usage repository is told of each insert as the ledger tells it, in the order written, so that the seeded
+  // chains have their usage summaries as the gateway's own writes leave them
+  let told: Promise<unknown> = Promise.resolve();
   const flush = async (docs: LedgerDoc[]) => {
     const insert = ledger.insertMany(docs, { ordered: false }).finally(() => inFlight.delete(insert));
+    told = Promise.all([told, insert]).then(() => app.context.usage.entriesWritten(docs));
     inFlight.add(insert);
     if (inFlight.size >= PARALLEL_INSERTS) await Promise.race(inFlight);
   };
@@ -111,6 +115,8 @@ async function seed(app: Awaited<ReturnType<typeof createApp>>, now: number): Pr
   written += buffer.length;
   if (buffer.length) await flush(buffer);
   await Promise.all(inFlight);
+  await told;
+  await app.context.usage.close();
   for (let i = 0; i < heads.length; i += INSERT_BATCH) await hints.insertMany(heads.slice(i, i + INSERT_BATCH), { ordered: false });
   for (let i = 0; i < checkpoints.length; i += INSERT_BATCH) await checkpointDocs.insertMany(checkpoints.slice(i, i + INSERT_BATCH), { ordered: false });
   const ledgerSeconds = (performance.now() - began) / 1000;
