@@ -10,6 +10,7 @@ import { createRateLimits } from "@gw/limits";
 import type { AppContext } from "./context";
 import { createSessionReader } from "./auth/session-reader";
 import { accountsForBilling } from "./billing/hooks";
+import { claimWriterSlot } from "./writer-slot";
 
 export interface ServiceBase {
   config: Config;
@@ -56,9 +57,12 @@ export async function createServices(base: ServiceBase, hooks: { onLedgerFlush?:
   base.onShutdown(() => ledger.close());
   const keySpend = await KeySpend.create(base.db, base.clock, ledger, usage, base.logger);
   const limits = createRateLimits({ limits: base.config.limits, clock: base.clock, logger: base.logger, redis });
+  // the keys' usage rows this DATA_DIR's previous run wrote, released after the last flush
+  const usageWriter = claimWriterSlot(base.config.dataDir);
+  base.onShutdown(() => usageWriter.release());
   const apiKeys = await ApiKeyService.create({
     connection: base.db.connection, clock: base.clock, logger: base.logger, keyEnv: base.config.keyEnv,
-    bus: redis ? redisRevocationBus(redis, base.logger) : localRevocationBus(),
+    bus: redis ? redisRevocationBus(redis, base.logger) : localRevocationBus(), usageWriter: usageWriter.id,
   });
   base.onShutdown(() => apiKeys.close());
   const auth = await createAuthServices({ ...base, limits, revokeAllKeysForUser: (userId) => apiKeys.revokeAllKeysForUser(userId) });

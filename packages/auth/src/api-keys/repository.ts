@@ -139,11 +139,11 @@ export class ApiKeyRepository {
   private readonly usageByKey: IdChain;
   /** `<keyId>:<n>` → hash of a rotated-out secret */
   private readonly previousByKey: IdChain;
-  private readonly writer = newId("w", 16);
   /** keys whose usage row of this writer is chained already */
   private readonly chainedUsage = new Set<string>();
 
-  constructor(connection: Connection) {
+  /** `writer`: the name of this repository's usage row of each key, written by no other at the same time */
+  constructor(connection: Connection, private readonly writer = newId("w", 16)) {
     this.model = (connection.models.ApiKey as Model<ApiKeyDoc> | undefined) ?? connection.model<ApiKeyDoc>("ApiKey", apiKeySchema);
     this.revocations = modelOn(connection, "ApiKeyRevocation", () => new Schema<ApiKeyRevocationDoc>(
       { _id: String, revokedAt: Date },

@@ -77,6 +77,8 @@ export interface ApiKeyServiceOptions {
   /** cache lifetime of a lookup; below 1 s so a missed revocation message still heals within CONTRACT 3's second */
   cacheTtlMs?: number;
   usageFlushMs?: number;
+  /** the name of this process's usage row of each key; one writer at a time (a random one by default) */
+  usageWriter?: string;
 }
 
 /**
@@ -90,7 +92,7 @@ export class ApiKeyService implements ApiKeyManager {
   private readonly loading = new Map<string, Promise<CachedKey | null>>();
 
   private constructor(private readonly options: ApiKeyServiceOptions) {
-    this.repo = new ApiKeyRepository(options.connection);
+    this.repo = new ApiKeyRepository(options.connection, options.usageWriter);
     this.cache = new VerifierCache(options.cacheTtlMs ?? 900);
     this.usage = new UsageRecorder((delta) => this.repo.addUsage(delta), options.logger, options.usageFlushMs ?? 1_000);
     options.bus.onRevoked((hash) => this.forget(hash));
