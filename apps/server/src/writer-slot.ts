@@ -1,8 +1,9 @@
 // Start-up's part of key usage: a writer identity that DATA_DIR keeps across restarts.
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { newId } from "@gw/shared";
+import { writeOnce } from "./write-once";
 
 /** A writer identity held by this process until `release`. */
 export interface WriterSlot {
@@ -72,24 +73,6 @@ function takeOver(lock: string): boolean {
   }
 }
 
-/** The random name of this DATA_DIR's writers, made once: servers on other DATA_DIRs write other rows. */
-function dirName(dir: string): string {
-  const file = path.join(dir, "name");
-  const existing = readOrNull(file);
-  if (existing) return existing.trim();
-  // written whole under another name and linked in place: two first starts keep the same name
-  const draft = `${file}.${process.pid}-${randomBytes(4).toString("hex")}`;
-  writeFileSync(draft, newId("w", 12), { mode: 0o600 });
-  try {
-    linkSync(draft, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-  } finally {
-    unlinkSync(draft);
-  }
-  return readFileSync(file, "utf8").trim();
-}
-
 /**
  * The lowest writer slot under `DATA_DIR/writer-slots` that no running process holds, so that a restarted server
  * writes the rows its previous run wrote rather than adding new ones. Slot n is held through the lock file `<n>.lock`,
@@ -98,7 +81,8 @@ function dirName(dir: string): string {
 export function claimWriterSlot(dataDir: string): WriterSlot {
   const dir = path.join(dataDir, "writer-slots");
   mkdirSync(dir, { recursive: true });
-  const name = dirName(dir);
+  // the random name of this DATA_DIR's writers: servers on other DATA_DIRs write other rows
+  const name = writeOnce(path.join(dir, "name"), () => newId("w", 12)).trim();
   for (let n = 1; n <= MAX_SLOTS; n++) {
     const lock = path.join(dir, `${n}.lock`);
     if (heldHere.has(lock) || !(createNew(lock, holderMark) || takeOver(lock))) continue;
