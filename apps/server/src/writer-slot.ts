@@ -1,6 +1,6 @@
 // Start-up's part of key usage: a writer identity that DATA_DIR keeps across restarts.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { newId } from "@gw/shared";
 import { writeOnce } from "./write-once";
@@ -66,7 +66,10 @@ function takeOver(lock: string): boolean {
   if (!createNew(marker, holderMark)) return false;
   try {
     if (readOrNull(lock) !== mark) return false;
-    writeFileSync(lock, holderMark, { mode: 0o600 });
+    // replaced whole (a rename), so that no other start reads the lock empty
+    const draft = `${lock}.${randomBytes(4).toString("hex")}`;
+    writeFileSync(draft, holderMark, { mode: 0o600 });
+    renameSync(draft, lock);
     return true;
   } finally {
     unlinkSync(marker);
