@@ -4,3 +4,4 @@ export { ConfigError } from "./config-error";
 export { loadConfig } from "./load";
 export { SESSION_SECRET_MIN_LENGTH, type Config } from "./schema";
 export { loadEnvFile } from "./env-file";
+export { embeddedDatabaseEnv } from "./child-env";

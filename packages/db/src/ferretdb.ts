@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { embeddedDatabaseEnv } from "@gw/config";
 
 export interface EmbeddedMongo {
   uri: string;
@@ -53,15 +54,6 @@ export function findFerretdbBinary(explicit?: string, searchFrom = process.cwd()
     dir = parent;
   }
   throw new Error("FerretDB binary not found: run `node scripts/install-tools.mjs ferretdb` (needs Go) or set MONGODB_URI");
-}
-
-/**
- * FerretDB's environment: the caller's, with Go's collector set to run at 400 % heap growth instead of 100 % unless
- * `GOGC` is already set. Its live heap is small (tens of MB) and it shares the machine with the gateway it serves:
- * at 1,500 ledger entries/s this takes ~15 % off its CPU (the same as no collection at all) for some more memory.
- */
-export function ferretdbEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return env.GOGC === undefined ? { ...env, GOGC: "400" } : env;
 }
 
 /**
@@ -181,8 +173,7 @@ export async function startFerretdb(options: { dir: string; binary?: string; por
   mkdirSync(stateDir, { recursive: true });
   const owners = await stopOrphans(stateDir);
   const port = options.port ?? (await freePort());
-  // eslint-disable-next-line no-restricted-properties -- the child's environment (spawn's default), not a setting read
-  const env = ferretdbEnv(process.env);
+  const env = embeddedDatabaseEnv();
   // A process group of its own: Ctrl-C signals the terminal's whole foreground group, and FerretDB must outlive the
   // gateway's shutdown (requests in flight answered and charged, pending charges written); stop() ends it after.
   let child: ChildProcess;
