@@ -52,7 +52,7 @@ export class ImmutableDocs<T extends { _id: string }> {
    */
   put(doc: T, keep = true): Promise<void> {
     if (keep) this.cache.set(doc._id, doc);
-    if (this.missed.has(doc._id)) this.missed.delete(doc._id);
+    this.missed.delete(doc._id);
     return new Promise((resolve, reject) => {
       this.queued.push({ doc, resolve, reject });
       this.startInserting();
